@@ -1,0 +1,83 @@
+"""swarm-eval: evaluate swarms of AI agents with Inspect AI.
+
+The public API.  Built-in and third-party plugins import only from here.
+"""
+
+from __future__ import annotations
+
+from swarm._agent import swarm
+from swarm._budget import Budget
+from swarm._context import current_member
+from swarm._defaults import first_submission, last_submission
+from swarm._manager import (
+    PluginCatalog,
+    PluginSource,
+    Registration,
+    get_plugin_manager,
+    plugin_catalog,
+    reset_plugin_catalog,
+)
+from swarm._roster import MemberSpec, member
+from swarm._run import RESULT_KEY
+from swarm._topology import PluginSpec, channel, controller, load_topology
+from swarm.errors import ConfigError, PluginError, SwarmError, UsageError
+from swarm.hookspecs import Register, hookimpl, hookspec
+from swarm.records import (
+    Answer,
+    Decision,
+    Delivery,
+    FinalRecord,
+    FinalRule,
+    MemberEnded,
+    MemberInfo,
+    MemberLimits,
+    MemberResult,
+    MemberSubmitted,
+    MemberView,
+    SwarmResult,
+    SwarmView,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "RESULT_KEY",
+    "Answer",
+    "Budget",
+    "ConfigError",
+    "Decision",
+    "Delivery",
+    "FinalRecord",
+    "FinalRule",
+    "MemberEnded",
+    "MemberInfo",
+    "MemberLimits",
+    "MemberResult",
+    "MemberSpec",
+    "MemberSubmitted",
+    "MemberView",
+    "PluginCatalog",
+    "PluginError",
+    "PluginSource",
+    "PluginSpec",
+    "Register",
+    "Registration",
+    "SwarmError",
+    "SwarmResult",
+    "SwarmView",
+    "UsageError",
+    "__version__",
+    "channel",
+    "controller",
+    "current_member",
+    "first_submission",
+    "get_plugin_manager",
+    "hookimpl",
+    "hookspec",
+    "last_submission",
+    "load_topology",
+    "member",
+    "plugin_catalog",
+    "reset_plugin_catalog",
+    "swarm",
+]

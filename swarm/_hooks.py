@@ -1,0 +1,198 @@
+"""The typed facade over ``pm.hook``: the only code in swarm-eval that calls plugin hooks.
+
+Implementations are called one at a time (in pluggy's order: ``tryfirst``, then the latest
+registered, ``trylast`` last) so that every failure and every bad return value can be pinned
+on the plugin that caused it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import pluggy
+
+from swarm.errors import PluginError
+from swarm.records import (
+    Answer,
+    Decision,
+    Delivery,
+    MemberEnded,
+    MemberSubmitted,
+    MemberView,
+    SwarmResult,
+    SwarmView,
+)
+
+__all__ = ["RunHooks", "call_registration_hook"]
+
+logger = logging.getLogger("swarm")
+
+T = TypeVar("T")
+
+
+def _impls(pm: pluggy.PluginManager, hook: str) -> list[pluggy.HookImpl]:
+    caller: pluggy.HookCaller | None = getattr(pm.hook, hook, None)
+    if caller is None:
+        return []
+    # get_hookimpls() lists implementations in reverse call order; wrappers are not supported
+    # on swarm hooks (every hook here is called implementation by implementation).
+    return [
+        impl
+        for impl in reversed(caller.get_hookimpls())
+        if not (impl.hookwrapper or impl.wrapper)
+    ]
+
+
+def _call(impl: pluggy.HookImpl, kwargs: dict[str, Any]) -> Any:
+    return impl.function(*(kwargs[name] for name in impl.argnames))
+
+
+def _type_name(expected: type | tuple[type, ...]) -> str:
+    if isinstance(expected, tuple):
+        return " or ".join(t.__name__ for t in expected)
+    return expected.__name__
+
+
+def call_registration_hook(
+    pm: pluggy.PluginManager,
+    hook: str,
+    register_for: Callable[[str], Callable[[str, Callable[..., Any]], None]],
+) -> None:
+    """Call a registration hook plugin by plugin, giving each a ``register`` bound to it."""
+    for impl in _impls(pm, hook):
+        try:
+            _call(impl, {"register": register_for(impl.plugin_name)})
+        except PluginError:
+            raise
+        except Exception as ex:
+            raise PluginError(impl.plugin_name, hook, f"raised {ex!r}") from ex
+
+
+class RunHooks:
+    """One run's hooks, typed.  Built over the run's own plugin manager."""
+
+    def __init__(self, pm: pluggy.PluginManager) -> None:
+        self._pm = pm
+        self._cache: dict[str, list[pluggy.HookImpl]] = {}
+
+    def impls(self, hook: str) -> list[pluggy.HookImpl]:
+        """The implementations of ``hook`` in call order (cached: a run's plugins are fixed)."""
+        found = self._cache.get(hook)
+        if found is None:
+            found = self._cache[hook] = _impls(self._pm, hook)
+        return found
+
+    # -- the three calling conventions ---------------------------------------------------------
+
+    def decide(
+        self, hook: str, expected: type[T] | tuple[type, ...], **kwargs: Any
+    ) -> tuple[str, T] | None:
+        """First non-``None`` result of ``hook`` (checked against ``expected``) and its plugin."""
+        for impl in self.impls(hook):
+            try:
+                result = _call(impl, kwargs)
+            except Exception as ex:
+                raise PluginError(impl.plugin_name, hook, f"raised {ex!r}") from ex
+            if result is None:
+                continue
+            if not isinstance(result, expected):
+                raise PluginError(
+                    impl.plugin_name,
+                    hook,
+                    f"returned {type(result).__name__} {result!r}; expected "
+                    f"{_type_name(expected)} or None",
+                )
+            return impl.plugin_name, result
+        return None
+
+    def collect(
+        self, hook: str, expected: type[T] | tuple[type, ...], **kwargs: Any
+    ) -> list[tuple[str, T]]:
+        """Every non-``None`` result of ``hook`` with the name of the plugin that gave it."""
+        results: list[tuple[str, T]] = []
+        for impl in self.impls(hook):
+            try:
+                result = _call(impl, kwargs)
+            except Exception as ex:
+                raise PluginError(impl.plugin_name, hook, f"raised {ex!r}") from ex
+            if result is None:
+                continue
+            if not isinstance(result, expected):
+                raise PluginError(
+                    impl.plugin_name,
+                    hook,
+                    f"returned {type(result).__name__} {result!r}; expected "
+                    f"{_type_name(expected)} or None",
+                )
+            results.append((impl.plugin_name, result))
+        return results
+
+    def observe(self, hook: str, **kwargs: Any) -> None:
+        """Call every implementation of ``hook``; a failure is logged with the plugin's name."""
+        for impl in self.impls(hook):
+            try:
+                _call(impl, kwargs)
+            except Exception:
+                logger.exception(
+                    "observer plugin %r failed in hook %r (the run goes on)",
+                    impl.plugin_name,
+                    hook,
+                )
+
+    # -- decisions -----------------------------------------------------------------------------
+
+    def start(self, view: SwarmView) -> tuple[str, Decision] | None:
+        """``swarm_start``."""
+        return self.decide("swarm_start", Decision, view=view)
+
+    def on_submission(
+        self, view: SwarmView, event: MemberSubmitted
+    ) -> tuple[str, Decision] | None:
+        """``swarm_on_submission``."""
+        return self.decide("swarm_on_submission", Decision, view=view, event=event)
+
+    def on_member_end(self, view: SwarmView, event: MemberEnded) -> tuple[str, Decision] | None:
+        """``swarm_on_member_end``."""
+        return self.decide("swarm_on_member_end", Decision, view=view, event=event)
+
+    def choose_answer(self, view: SwarmView) -> tuple[str, Answer] | None:
+        """``swarm_choose_answer``."""
+        return self.decide("swarm_choose_answer", Answer, view=view)
+
+    def delivery_mode(self, view: SwarmView, member: MemberView) -> Delivery | None:
+        """``swarm_delivery_mode``; the value must be ``notify`` or ``poll``."""
+        decided = self.decide("swarm_delivery_mode", str, view=view, member=member)
+        if decided is None:
+            return None
+        plugin, mode = decided
+        if mode == "notify" or mode == "poll":
+            return mode
+        raise PluginError(
+            plugin, "swarm_delivery_mode", f"returned {mode!r}; expected 'notify' or 'poll'"
+        )
+
+    # -- collectors ----------------------------------------------------------------------------
+
+    def member_instructions(self, view: SwarmView, member: MemberView) -> list[tuple[str, str]]:
+        """``swarm_member_instructions``: (plugin name, paragraph) pairs."""
+        return self.collect("swarm_member_instructions", str, view=view, member=member)
+
+    # -- observers -----------------------------------------------------------------------------
+
+    def run_started(self, view: SwarmView) -> None:
+        """``swarm_run_started``."""
+        self.observe("swarm_run_started", view=view)
+
+    def member_started(self, view: SwarmView, member: MemberView) -> None:
+        """``swarm_member_started``."""
+        self.observe("swarm_member_started", view=view, member=member)
+
+    def member_ended(self, view: SwarmView, event: MemberEnded) -> None:
+        """``swarm_member_ended``."""
+        self.observe("swarm_member_ended", view=view, event=event)
+
+    def run_ended(self, view: SwarmView, result: SwarmResult) -> None:
+        """``swarm_run_ended``."""
+        self.observe("swarm_run_ended", view=view, result=result)

@@ -1,0 +1,213 @@
+"""Members: ``member()`` records and their expansion into a named roster."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, cast
+
+import attrs
+from inspect_ai.agent import Agent, is_agent
+from inspect_ai.util import registry_create, registry_info
+
+from swarm.errors import ConfigError
+from swarm.records import Delivery, MemberInfo, MemberLimits
+
+__all__ = ["MemberSpec", "RosterEntry", "build_agent", "expand_roster", "member"]
+
+RESERVED_NAMES = frozenset({"init", "solvers", "scorers"})
+"""Span names Inspect reads as sample phases; a member called so would break its timeline."""
+
+_BAD_NAME = re.compile(r"[/#\s]")
+
+
+@attrs.frozen(kw_only=True)
+class MemberSpec:
+    """One ``member()`` record: an agent (or how to build one) and how many copies to run.
+
+    ``agent`` is a built agent, a registered ``@agent`` factory, or the registry name of one.
+    A factory is called with ``args`` once per member per sample.
+    """
+
+    agent: Any
+    args: Mapping[str, Any] = attrs.field(factory=dict)
+    name: str | None = None
+    role: str | None = None
+    count: int = 1
+    limits: MemberLimits = attrs.field(factory=MemberLimits)
+    delivery: Delivery | None = None
+
+    @property
+    def is_factory(self) -> bool:
+        """Whether ``agent`` is built per member (a factory or a registry name)."""
+        return isinstance(self.agent, str) or _is_factory(self.agent)
+
+    @property
+    def default_name(self) -> str:
+        """The name used when none is given: the agent's unqualified registry name."""
+        if isinstance(self.agent, str):
+            return self.agent.rsplit("/", 1)[-1]
+        try:
+            return registry_info(self.agent).name.rsplit("/", 1)[-1]
+        except Exception:
+            return getattr(self.agent, "__name__", "member")
+
+
+def _is_factory(obj: object) -> bool:
+    try:
+        info = registry_info(obj)
+    except Exception:
+        return False
+    # Inspect tags a *built* agent with the parameters it was built from; the factory has none.
+    return info.type == "agent" and not hasattr(obj, "__registry_params__")
+
+
+def member(
+    agent: Agent | Callable[..., Agent] | str,
+    args: Mapping[str, Any] | None = None,
+    *,
+    name: str | None = None,
+    role: str | None = None,
+    count: int = 1,
+    limits: MemberLimits | Mapping[str, Any] | None = None,
+    delivery: Delivery | None = None,
+) -> MemberSpec:
+    """A roster entry: ``count`` members running ``agent``.
+
+    Args:
+        agent: a built agent (``react(...)``), a registered ``@agent`` factory (``react``), or
+            the registry name of one (``"react"``, ``"mypkg/worker"``).  A factory is called
+            with ``args`` for every member of every sample, so copies share nothing.
+        args: keyword arguments for the factory.
+        name: the member's name; defaults to the agent's name.  With ``count > 1`` the members
+            are ``name-1`` ... ``name-k``.
+        role: free text shown to the member in its preamble and to controllers.
+        count: how many copies (needs a factory when more than one).
+        limits: the member's own limits (token, cost, turn, message, time).
+        delivery: ``"notify"`` or ``"poll"`` (``None``: the run decides, by default notify).
+
+    Raises:
+        ConfigError: for a bad value, naming the field.
+    """
+    if isinstance(agent, str):
+        _lookup_factory(agent)
+    elif not callable(agent):
+        raise ConfigError(f"member.agent: expected an agent or @agent factory, got {agent!r}")
+    if args and not (isinstance(agent, str) or _is_factory(agent)):
+        raise ConfigError("member.args: args are for an @agent factory; this agent is built")
+    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+        raise ConfigError(f"member.count: expected a whole number >= 1, got {count!r}")
+    if count > 1 and not (isinstance(agent, str) or _is_factory(agent)):
+        raise ConfigError(
+            "member.count: several copies need an @agent factory (pass `react`, not `react()`), "
+            "so that every copy gets its own agent"
+        )
+    if name is not None:
+        _check_name(name, "member.name")
+    if delivery not in (None, "notify", "poll"):
+        raise ConfigError(f"member.delivery: expected 'notify' or 'poll', got {delivery!r}")
+    if limits is None:
+        limits = MemberLimits()
+    elif isinstance(limits, Mapping):
+        from swarm.serialization import structure
+
+        limits = structure(dict(limits), MemberLimits, what="member.limits")
+    return MemberSpec(
+        agent=agent,
+        args=dict(args or {}),
+        name=name,
+        role=role,
+        count=count,
+        limits=limits,
+        delivery=delivery,
+    )
+
+
+def _lookup_factory(name: str) -> Callable[..., Agent]:
+    # Inspect's public API can only build from a name (registry_create); checking that a name
+    # exists without building uses the lookup `inspect eval --solver` itself relies on.
+    from inspect_ai._util.registry import registry_lookup
+
+    found = registry_lookup("agent", name)
+    if found is None:
+        raise ConfigError(
+            f"member.agent: no @agent called {name!r} is registered with Inspect (give a "
+            "package-qualified name such as 'mypkg/worker', or import the module defining it)"
+        )
+    return cast(Callable[..., Agent], found)
+
+
+def _check_name(name: str, field: str) -> None:
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"{field}: a member name must be a non-empty string, got {name!r}")
+    if _BAD_NAME.search(name):
+        raise ConfigError(f"{field}: {name!r} may not contain '/', '#' or white space")
+    if name in RESERVED_NAMES:
+        raise ConfigError(
+            f"{field}: {name!r} is reserved by Inspect (init, solvers and scorers name sample "
+            "phases)"
+        )
+
+
+@attrs.frozen(kw_only=True)
+class RosterEntry:
+    """A named member and the record it came from."""
+
+    spec: MemberSpec
+    info: MemberInfo
+
+
+def expand_roster(specs: Sequence[MemberSpec]) -> list[RosterEntry]:
+    """Name every member of ``specs``.
+
+    A counted record gives ``name-1`` ... ``name-k``; a default name used by several members
+    across the roster is numbered across records (6 + 1 ``react`` give ``react-1`` ...
+    ``react-7``); explicit names are never renumbered.  Duplicate names are an error.
+    """
+    if not specs:
+        raise ConfigError("members: a swarm needs at least one member")
+    default_uses = Counter(s.default_name for s in specs if s.name is None for _ in range(s.count))
+    numbered: Counter[str] = Counter()
+    entries: list[RosterEntry] = []
+    seen: dict[str, int] = {}
+    for spec_index, spec in enumerate(specs):
+        for copy in range(1, spec.count + 1):
+            if spec.name is not None:
+                name = spec.name if spec.count == 1 else f"{spec.name}-{copy}"
+            else:
+                base = spec.default_name
+                if default_uses[base] > 1:
+                    numbered[base] += 1
+                    name = f"{base}-{numbered[base]}"
+                else:
+                    name = base
+            _check_name(name, f"members[{spec_index}].name")
+            if name in seen:
+                raise ConfigError(
+                    f"members[{spec_index}].name: member name {name!r} is used twice (also by "
+                    f"members[{seen[name]}]); names must be unique"
+                )
+            seen[name] = spec_index
+            entries.append(
+                RosterEntry(
+                    spec=spec,
+                    info=MemberInfo(
+                        name=name, role=spec.role, index=len(entries), delivery=spec.delivery
+                    ),
+                )
+            )
+    return entries
+
+
+def build_agent(spec: MemberSpec) -> Agent:
+    """The agent a member runs: the built one, or a new one from the factory."""
+    if isinstance(spec.agent, str):
+        built = registry_create("agent", spec.agent, **dict(spec.args))
+    elif spec.is_factory:
+        built = spec.agent(**dict(spec.args))
+    else:
+        built = spec.agent
+    if not is_agent(built) and not callable(built):
+        raise ConfigError(f"member agent {spec.default_name!r} did not build an agent: {built!r}")
+    return cast(Agent, built)

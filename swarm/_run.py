@@ -1,0 +1,479 @@
+"""One swarm run on one sample: the roster, the run's plugins, the loop and the stop.
+
+Every member runs in its own task of one anyio task group, inside an agent span named after it.
+Events (a member started, submitted, ended) go synchronously to the decision hooks over a fresh
+``SwarmView``; a ``Decision`` can start members, choose the answer or stop the swarm.  Stopping
+refuses new model calls at once, gives calls in flight ``grace`` seconds, then cancels whoever
+is still running.  The result record is written in a ``finally`` path, so it exists even when
+the sample errors or is cancelled.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import anyio
+import pluggy
+from inspect_ai.agent import AgentState
+from inspect_ai.log import transcript
+from inspect_ai.model import ChatMessage, ChatMessageUser, ModelOutput
+from inspect_ai.util import (
+    LimitExceededError,
+    apply_limits,
+    cost_limit,
+    message_limit,
+    span,
+    store,
+    time_limit,
+    token_limit,
+    turn_limit,
+)
+from inspect_ai.util._limit import Limit
+
+from swarm import hookspecs
+from swarm._context import _MEMBER, _RUN
+from swarm._defaults import KernelDefaults
+from swarm._hooks import RunHooks
+from swarm._manager import PluginCatalog
+from swarm._roster import RosterEntry, build_agent, expand_roster
+from swarm._topology import PluginSpec, SwarmSpec
+from swarm.errors import PluginError, SwarmError
+from swarm.records import (
+    TOPOLOGY_REASONS,
+    Answer,
+    Decision,
+    Delivery,
+    FinalRecord,
+    MemberEnded,
+    MemberInfo,
+    MemberLimits,
+    MemberResult,
+    MemberState,
+    MemberSubmitted,
+    MemberView,
+    SwarmResult,
+    SwarmView,
+)
+from swarm.serialization import unstructure
+
+__all__ = ["RESULT_KEY", "SwarmRun", "SwarmStopped"]
+
+logger = logging.getLogger("swarm")
+
+RESULT_KEY = "inspect_swarm:result"
+INFO_SOURCE = "inspect_swarm"
+
+
+class SwarmStopped(LimitExceededError):
+    """Raised into a member's model call once the swarm is stopping: no new calls start."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(
+            "custom", value=0, limit=0, message=f"Stopped by the swarm: {reason}"
+        )
+        self.reason = reason
+
+
+class _Member:
+    """The runtime's mutable record of one member."""
+
+    __slots__ = (
+        "agent_state",
+        "delivery",
+        "ended",
+        "entry",
+        "error",
+        "info",
+        "scope",
+        "started",
+        "state",
+        "status",
+        "view",
+    )
+
+    def __init__(self, entry: RosterEntry) -> None:
+        self.entry = entry
+        self.info: MemberInfo = entry.info
+        self.state: MemberState = "pending"
+        self.status: str | None = None
+        self.started: float | None = None
+        self.ended: float | None = None
+        self.error: str | None = None
+        self.scope: anyio.CancelScope | None = None
+        self.agent_state: AgentState | None = None
+        self.delivery: Delivery | None = None
+        self.view = self._make_view()
+
+    def _make_view(self) -> MemberView:
+        return MemberView(
+            name=self.info.name,
+            role=self.info.role,
+            index=self.info.index,
+            parent=self.info.parent,
+            depth=self.info.depth,
+            state=self.state,
+            status=self.status,
+            started=self.started,
+            ended=self.ended,
+            delivery=self.info.delivery,
+        )
+
+    def changed(self) -> None:
+        self.view = self._make_view()
+
+
+def _instantiate(catalog: PluginCatalog, kind: Any, spec: PluginSpec) -> object:
+    reg = catalog.lookup(kind, spec.name)
+    try:
+        obj = reg.factory(**dict(spec.params))
+    except SwarmError:
+        raise
+    except Exception as ex:
+        raise PluginError(reg.plugin, f"{kind} factory {reg.name!r}", f"raised {ex!r}") from ex
+    if obj is None:
+        raise PluginError(reg.plugin, f"{kind} factory {reg.name!r}", "returned None")
+    return obj
+
+
+def _member_limits(limits: MemberLimits) -> list[Limit]:
+    made: list[Limit] = []
+    if limits.token is not None:
+        made.append(token_limit(limits.token))
+    if limits.cost is not None:
+        made.append(cost_limit(limits.cost))
+    if limits.turn is not None:
+        made.append(turn_limit(limits.turn))
+    if limits.message is not None:
+        made.append(message_limit(limits.message))
+    if limits.time is not None:
+        made.append(time_limit(limits.time))
+    return made
+
+
+def _leaves(ex: BaseException) -> list[BaseException]:
+    if isinstance(ex, BaseExceptionGroup):
+        return [leaf for sub in ex.exceptions for leaf in _leaves(sub)]
+    return [ex]
+
+
+class SwarmRun:
+    """The state of one swarm on one sample.  Built and run by the ``swarm`` agent."""
+
+    def __init__(
+        self, spec: SwarmSpec, catalog: PluginCatalog, input_messages: Sequence[ChatMessage]
+    ) -> None:
+        self.spec = spec
+        self.catalog = catalog
+        self.input_messages = list(input_messages)
+        self.members: list[_Member] = [_Member(e) for e in expand_roster(spec.members)]
+        self._by_name = {m.info.name: m for m in self.members}
+        self.controller_name = spec.controller.name
+        self.channel_names = tuple(c.name for c in spec.channels)
+        self.pm = self._build_manager()
+        self.hooks = RunHooks(self.pm)
+        self.grace = spec.budget.grace
+        self.stopping = False
+        self.stop_reason: str | None = None
+        self.interrupted = False
+        self._t0 = 0.0
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._running = 0
+        self._all_ended: anyio.Event | None = None
+        self._chosen: Answer | None = None
+        self._answer: Answer = Answer(member=None, mode=None, reason="no_submissions")
+        self._output = ModelOutput()
+
+    # -- construction --------------------------------------------------------------------------
+
+    def _build_manager(self) -> pluggy.PluginManager:
+        pm = pluggy.PluginManager(hookspecs.PROJECT)
+        pm.add_hookspecs(hookspecs)
+        plugins: list[tuple[str, object]] = [("swarm:defaults", KernelDefaults())]
+        plugins.append(
+            (
+                f"controller:{self.controller_name}",
+                _instantiate(self.catalog, "controller", self.spec.controller),
+            )
+        )
+        for ch in self.spec.channels:
+            plugins.append((f"channel:{ch.name}", _instantiate(self.catalog, "channel", ch)))
+        plugins.extend(self.catalog.runtime_plugins())
+        for name, plugin in plugins:
+            try:
+                pm.register(plugin, name=name)
+            except pluggy.PluginValidationError as ex:
+                raise PluginError(name, "<register>", str(ex)) from ex
+        return pm
+
+    # -- snapshots -----------------------------------------------------------------------------
+
+    def now(self) -> float:
+        """Seconds since the swarm started."""
+        return anyio.current_time() - self._t0
+
+    def view(self) -> SwarmView:
+        """A frozen snapshot of the run now."""
+        return SwarmView(
+            members=tuple(m.view for m in self.members),
+            time=self.now(),
+            stopping=self.stopping,
+            stop_reason=self.stop_reason,
+            channels=self.channel_names,
+            controller=self.controller_name,
+        )
+
+    @property
+    def output(self) -> ModelOutput:
+        """The answer's output (provisional until the run ends)."""
+        return self._output
+
+    # -- the loop ------------------------------------------------------------------------------
+
+    async def run(self, state: AgentState) -> AgentState:
+        """Run the swarm to its end and return the swarm's agent state."""
+        self._t0 = anyio.current_time()
+        run_token = _RUN.set(self)
+        try:
+            async with anyio.create_task_group() as tg:
+                self._tg = tg
+                view = self.view()
+                self.hooks.run_started(view)
+                self._apply(self.hooks.start(view), "swarm_start")
+                if self._running == 0 and not self.stopping:
+                    self._stop("all_done")
+        except BaseException:
+            self.interrupted = True
+            raise
+        finally:
+            self._tg = None
+            with anyio.CancelScope(shield=True):
+                self._finish(state)
+            _RUN.reset(run_token)
+        return state
+
+    def _apply(self, decided: tuple[str, Decision] | None, hook: str) -> None:
+        if decided is None:
+            return
+        plugin, decision = decided
+        for name in decision.start:
+            m = self._by_name.get(name)
+            if m is None or m.state != "pending":
+                why = "is not in the roster" if m is None else f"is {m.state}, not pending"
+                raise PluginError(plugin, hook, f"asked to start member {name!r}, which {why}")
+            if not self.stopping:
+                self._start(m)
+        if decision.answer is not None:
+            m = self._by_name.get(decision.answer)
+            if m is None or m.status != "submitted":
+                raise PluginError(
+                    plugin,
+                    hook,
+                    f"chose member {decision.answer!r} as the answer, but it has not submitted",
+                )
+            self._chosen = Answer(member=m.info.name, mode="controller", reason=decision.reason)
+            self._refresh_answer()
+        if decision.stop is not None:
+            reason = decision.stop
+            if reason not in TOPOLOGY_REASONS:
+                reason = f"controller:{reason}"
+            self._stop(reason)
+
+    def _start(self, m: _Member) -> None:
+        assert self._tg is not None
+        m.state = "running"
+        m.started = self.now()
+        mode = self.hooks.delivery_mode(self.view(), m.view)
+        m.delivery = mode or "notify"
+        m.changed()
+        self._running += 1
+        self.hooks.member_started(self.view(), m.view)
+        self._tg.start_soon(self._run_member, m, name=f"swarm member {m.info.name}")
+
+    def preamble(self, m: _Member) -> str:
+        """The text appended to a member's input: who it is, its role, channel instructions."""
+        n = len(self.members)
+        if n == 1:
+            paragraphs = [f"You are {m.info.name}, the only agent in this swarm."]
+        else:
+            paragraphs = [
+                f"You are {m.info.name}, one of {n} agents in a swarm working on this task at "
+                "the same time."
+            ]
+        if m.info.role:
+            paragraphs.append(f"Your role: {m.info.role}.")
+        order = {f"channel:{name}": i for i, name in enumerate(self.channel_names)}
+        found = self.hooks.member_instructions(self.view(), m.view)
+        found.sort(key=lambda pair: order.get(pair[0], len(order)))
+        paragraphs.extend(text for _, text in found if text.strip())
+        return "\n\n".join(paragraphs)
+
+    async def _run_member(self, m: _Member) -> None:
+        status: str | None = None
+        member_token = _MEMBER.set(m.info)
+        try:
+            with anyio.CancelScope() as scope:
+                m.scope = scope
+                status = await self._run_agent(m)
+            if scope.cancelled_caught:
+                status = "cancelled"
+        finally:
+            _MEMBER.reset(member_token)
+            if status is None:  # cancelled from outside the swarm, or a sample limit
+                status = "cancelled"
+            self._member_ended(m, status)
+
+    async def _run_agent(self, m: _Member) -> str:
+        messages: list[ChatMessage] = [msg.model_copy() for msg in self.input_messages]
+        messages.append(ChatMessageUser(content=self.preamble(m), source="input"))
+        state = AgentState(messages=messages)
+        m.agent_state = state
+        try:
+            agent = build_agent(m.entry.spec)
+            with apply_limits(_member_limits(m.entry.spec.limits), catch_errors=True) as scope:
+                async with span(name=m.info.name, type="agent"):
+                    state = await agent(state)
+                m.agent_state = state
+                reason = state.output.stop_reason if state.output.choices else None
+                return "unsubmitted" if reason in ("content_filter", "model_length") else "submitted"
+            error = scope.limit_error
+            return f"member_limit:{error.type if error is not None else 'custom'}"
+        except Exception as ex:
+            return self._classify(m, ex)
+
+    def _classify(self, m: _Member, ex: Exception) -> str:
+        leaves = _leaves(ex)
+        if all(isinstance(leaf, SwarmStopped) for leaf in leaves):
+            return "stopped"
+        limits = [leaf for leaf in leaves if isinstance(leaf, LimitExceededError)]
+        if limits and len(limits) == len(leaves):
+            if all(leaf.type == "custom" and leaf.source is None for leaf in limits):
+                return "member_limit:custom"
+            raise ex  # a sample limit: it ends the whole sample, as Inspect means it to
+        m.error = repr(ex if len(leaves) > 1 else leaves[0])
+        logger.warning("swarm member %r errored: %s", m.info.name, m.error)
+        transcript().info(
+            {"type": "member_error", "member": m.info.name, "error": m.error}, source=INFO_SOURCE
+        )
+        return "errored"
+
+    def _member_ended(self, m: _Member, status: str) -> None:
+        m.state = "ended"
+        m.status = status
+        m.ended = self.now()
+        m.changed()
+        self._running -= 1
+        event = MemberEnded(
+            member=m.info.name, status=status, submitted=status == "submitted", time=m.ended
+        )
+        if not self.stopping and self._tg is not None:
+            if status == "submitted":
+                submitted = MemberSubmitted(member=m.info.name, time=m.ended)
+                self._apply(self.hooks.on_submission(self.view(), submitted), "swarm_on_submission")
+            if not self.stopping:
+                self._apply(self.hooks.on_member_end(self.view(), event), "swarm_on_member_end")
+        self.hooks.member_ended(self.view(), event)
+        self._refresh_answer()
+        if self._running == 0 and self._all_ended is not None:
+            self._all_ended.set()
+
+    # -- stopping ------------------------------------------------------------------------------
+
+    def _stop(self, reason: str) -> None:
+        if self.stopping:
+            return
+        self.stopping = True
+        self.stop_reason = reason
+        self._all_ended = anyio.Event()
+        if self._running == 0:
+            self._all_ended.set()
+        if self._tg is not None:
+            self._tg.start_soon(self._supervise_stop, name="swarm stop")
+
+    async def _supervise_stop(self) -> None:
+        assert self._all_ended is not None
+        with anyio.move_on_after(self.grace):
+            await self._all_ended.wait()
+        for m in self.members:
+            if m.state == "running" and m.scope is not None:
+                m.scope.cancel()
+
+    # -- the answer and the records ------------------------------------------------------------
+
+    def _refresh_answer(self) -> None:
+        answer = self._chosen
+        if answer is None:
+            decided = self.hooks.choose_answer(self.view())
+            answer = decided[1] if decided is not None else None
+        if answer is None or answer.member is None:
+            answer = Answer(member=None, mode=None, reason="no_submissions")
+        else:
+            m = self._by_name.get(answer.member)
+            if m is None or m.status != "submitted":
+                raise PluginError(
+                    decided[0] if decided else "<controller>",
+                    "swarm_choose_answer",
+                    f"chose member {answer.member!r}, which has not submitted",
+                )
+        self._answer = answer
+        chosen = self._by_name.get(answer.member) if answer.member else None
+        if chosen is not None and chosen.agent_state is not None:
+            self._output = chosen.agent_state.output
+        else:
+            self._output = ModelOutput()
+
+    def result(self, *, provisional: bool) -> SwarmResult:
+        """The ``inspect_swarm:result`` record as of now."""
+        return SwarmResult(
+            members=tuple(
+                MemberResult(
+                    name=m.info.name,
+                    role=m.info.role,
+                    state=m.state,
+                    status=m.status,
+                    submitted=m.status == "submitted",
+                    started=m.started,
+                    time=m.ended,
+                    parent=m.info.parent,
+                    depth=m.info.depth,
+                    error=m.error,
+                )
+                for m in self.members
+            ),
+            final=FinalRecord(
+                mode=self._answer.mode,
+                member=self._answer.member,
+                reason=self._answer.reason,
+                provisional=provisional,
+            ),
+            stop_reason=self.stop_reason,
+        )
+
+    def _finish(self, state: AgentState) -> None:
+        try:
+            self._refresh_answer()
+        except PluginError:
+            logger.exception("answer selection failed while the swarm ended")
+        final = not self.interrupted
+        state.output = self._output
+        chosen = self._by_name.get(self._answer.member) if self._answer.member else None
+        if final and chosen is not None and chosen.agent_state is not None:
+            last = chosen.agent_state.output.message if chosen.agent_state.output.choices else None
+            if last is not None:
+                last = last.model_copy(
+                    update={
+                        "metadata": {
+                            **(last.metadata or {}),
+                            INFO_SOURCE: {
+                                "final": {"mode": self._answer.mode, "member": chosen.info.name}
+                            },
+                        }
+                    }
+                )
+                state.messages = [*self.input_messages, last]
+        result = self.result(provisional=not final)
+        data = unstructure(result)
+        store().set(RESULT_KEY, data)
+        transcript().info({"type": "result", **data}, source=INFO_SOURCE)
+        self.hooks.run_ended(self.view(), result)

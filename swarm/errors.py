@@ -1,0 +1,41 @@
+"""The exceptions swarm-eval raises.
+
+``SwarmError`` is the root.  ``ConfigError`` is what a user sees for a bad topology, roster or
+parameter: its message names the field.  ``PluginError`` names the plugin and the hook that
+misbehaved, in the style of pluggy's ``PluginValidationError``.  ``UsageError`` is for the CLI.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ConfigError", "PluginError", "SwarmError", "UsageError"]
+
+
+class SwarmError(Exception):
+    """Base class of every error swarm-eval raises on purpose."""
+
+
+class ConfigError(SwarmError, ValueError):
+    """A topology, roster, budget or plugin parameter is invalid.
+
+    The message names the field (``members[1].count``) and what was expected.
+    """
+
+
+class PluginError(SwarmError):
+    """A plugin broke its contract: it raised in a decision hook or returned the wrong type.
+
+    Args:
+        plugin: the name the plugin is registered under.
+        hook: the hook that was being called.
+        message: what went wrong.
+    """
+
+    def __init__(self, plugin: str, hook: str, message: str) -> None:
+        self.plugin = plugin
+        self.hook = hook
+        self.message = message
+        super().__init__(f"Plugin {plugin!r}, hook {hook!r}: {message}")
+
+
+class UsageError(SwarmError):
+    """The command line was used wrongly."""

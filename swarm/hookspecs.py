@@ -1,0 +1,255 @@
+"""The hook contract of swarm-eval: every hook a plugin can implement.
+
+A plugin is a module or an object with functions named like these hooks, marked with
+``@swarm.hookimpl``.  Four kinds:
+
+- **Registration** hooks run once per process, when the plugin catalog is built.  They receive a
+  ``register`` callback and return nothing.  Names from a third-party distribution are
+  registered as ``<distribution>/<name>``; a name registered twice is an error naming both.
+- **Decision** hooks are synchronous, ``firstresult`` and pure over a frozen ``SwarmView``: the
+  first implementation that returns something other than ``None`` decides.  Built-in defaults
+  are ``trylast`` so every plugin can override them; the selected controller is an ordinary
+  implementation; a plugin installed in the environment is called before it (mark it
+  ``trylast`` to defer to the controller, ``tryfirst`` to come before everything).
+  An implementation that raises, or returns the wrong type, fails the run with a
+  ``PluginError`` naming the plugin and the hook.
+- **Collector** hooks call every implementation and gather what is not ``None``; the order of
+  results is unspecified unless a hook says otherwise.
+- **Observer** hooks call every implementation for its side effects.  One that raises is logged
+  with its plugin's name and the run goes on.
+
+Per-run objects (the controller, the channels, observers) are registered on a small plugin
+manager built for that run only, so concurrent samples never see each other's plugins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import pluggy
+
+from swarm.records import (
+    Answer,
+    Decision,
+    Delivery,
+    MemberEnded,
+    MemberSubmitted,
+    MemberView,
+    SwarmResult,
+    SwarmView,
+)
+
+__all__ = ["PROJECT", "Register", "hookimpl", "hookspec"]
+
+PROJECT = "swarm"
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+class Register(Protocol):
+    """The callback registration hooks receive: ``register(name, factory)``."""
+
+    def __call__(self, name: str, factory: Callable[..., Any], /) -> None:
+        """Register ``factory`` under ``name`` (namespaced by the plugin's distribution)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Registration
+# ---------------------------------------------------------------------------------------------
+
+
+@hookspec
+def swarm_register_controllers(register: Register) -> None:
+    """Register controller factories.
+
+    A controller factory takes keyword parameters (those a topology gives under
+    ``controller:``) and returns a controller: an object whose ``@hookimpl`` methods implement
+    decision hooks (``swarm_start``, ``swarm_on_submission``, ``swarm_on_member_end``,
+    ``swarm_choose_answer``...).  It is registered on each run's plugin manager.
+
+    :param register: call ``register(name, factory)`` once per controller.
+    :return: nothing.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def swarm_register_channels(register: Register) -> None:
+    """Register channel factories.
+
+    A channel factory takes keyword parameters and returns a channel: an object whose
+    ``@hookimpl`` methods implement collector hooks such as ``swarm_member_instructions``.  It
+    must have a ``name`` attribute (its channel name in records).
+
+    :param register: call ``register(name, factory)`` once per channel.
+    :return: nothing.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def swarm_register_rubrics(register: Register) -> None:
+    """Register scoring rubric factories (Inspect scorers over a swarm's artifacts).
+
+    :param register: call ``register(name, factory)`` once per rubric.
+    :return: nothing.
+
+    .. versionadded:: 0.1
+    """
+
+
+# ---------------------------------------------------------------------------------------------
+# Decisions: synchronous, firstresult, pure over the snapshot
+# ---------------------------------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def swarm_start(view: SwarmView) -> Decision | None:
+    """Decide who starts when the swarm begins.
+
+    Stops at first non-None result.  The built-in default (``trylast``) starts every pending
+    member.  Returning a ``Decision`` with ``stop`` set ends the swarm before anyone runs.
+
+    :param view: the run before any member started (every member ``pending``).
+    :return: a ``Decision``; ``None`` to defer to the next implementation.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec(firstresult=True)
+def swarm_on_submission(view: SwarmView, event: MemberSubmitted) -> Decision | None:
+    """Decide what happens when a member submits (its agent returned an answer).
+
+    Stops at first non-None result.  Called before ``swarm_on_member_end`` for the same member.
+    The built-in default does nothing.  ``Decision()`` (empty) vetoes later implementations,
+    for example a controller's stop.
+
+    :param view: the run with the member already ``ended`` and ``submitted``.
+    :param event: who submitted, and when.
+    :return: a ``Decision``; ``None`` to defer.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec(firstresult=True)
+def swarm_on_member_end(view: SwarmView, event: MemberEnded) -> Decision | None:
+    """Decide what happens when a member ends, whatever its status.
+
+    Stops at first non-None result.  The built-in default stops with ``all_done`` when no
+    member is running or pending.  Not called once the swarm is stopping.
+
+    :param view: the run with the member already ``ended``.
+    :param event: who ended, with which status, and when.
+    :return: a ``Decision``; ``None`` to defer.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec(firstresult=True)
+def swarm_choose_answer(view: SwarmView) -> Answer | None:
+    """Choose which member's submission is the swarm's answer.
+
+    Stops at first non-None result.  Called after every change (for the provisional answer)
+    and once when the swarm ends.  The built-in default picks the earliest submission (ties by
+    roster order).  A controller's explicit ``Decision(answer=...)`` overrides this hook.
+
+    :param view: the run now.
+    :return: an ``Answer`` (``member=None`` for none); ``None`` to defer.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec(firstresult=True)
+def swarm_delivery_mode(view: SwarmView, member: MemberView) -> Delivery | None:
+    """Choose how ``member`` learns of channel activity: ``"notify"`` or ``"poll"``.
+
+    Stops at first non-None result.  Called once per member, before it starts.  The built-in
+    default returns the member's configured ``delivery`` or ``"notify"``.
+
+    :param view: the run now.
+    :param member: the member about to start.
+    :return: ``"notify"`` or ``"poll"``; ``None`` to defer.
+
+    .. versionadded:: 0.1
+    """
+
+
+# ---------------------------------------------------------------------------------------------
+# Collectors: every implementation, results gathered
+# ---------------------------------------------------------------------------------------------
+
+
+@hookspec
+def swarm_member_instructions(view: SwarmView, member: MemberView) -> str | None:
+    """Text to add to a member's preamble (how to use a channel, a convention, a rule).
+
+    Every implementation is called; paragraphs from the run's channels come in channel order,
+    then any others in unspecified order.
+
+    :param view: the run now.
+    :param member: the member about to start.
+    :return: one paragraph of text; ``None`` for nothing.
+
+    .. versionadded:: 0.1
+    """
+
+
+# ---------------------------------------------------------------------------------------------
+# Observers: side effects only; a failure is logged, never fatal
+# ---------------------------------------------------------------------------------------------
+
+
+@hookspec
+def swarm_run_started(view: SwarmView) -> None:
+    """The swarm is about to start its members.
+
+    :param view: the run with every roster member ``pending``.
+    :return: nothing.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def swarm_member_started(view: SwarmView, member: MemberView) -> None:
+    """A member started running (its agent span is about to open).
+
+    :param view: the run now.
+    :param member: the member, ``running``.
+    :return: nothing.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def swarm_member_ended(view: SwarmView, event: MemberEnded) -> None:
+    """A member ended.  Called after the decision hooks for the same event.
+
+    :param view: the run now.
+    :param event: who ended, how, and when.
+    :return: nothing.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def swarm_run_ended(view: SwarmView, result: SwarmResult) -> None:
+    """The swarm ended (normally, on error, or cancelled) and its result record is final.
+
+    Runs inside the sample, so an observer may write to ``store()`` or the transcript.
+
+    :param view: the run at its end.
+    :param result: the ``inspect_swarm:result`` record just written.
+    :return: nothing.
+
+    .. versionadded:: 0.1
+    """

@@ -1,0 +1,267 @@
+"""Records: the frozen values that cross hook boundaries and land in the log.
+
+Every record is an ``attrs.frozen`` class.  Plugins receive them (a ``SwarmView`` snapshot, an
+event) and return them (a ``Decision``, an ``Answer``); the kernel owns every mutable thing.
+Serialisation lives in ``swarm.serialization``, never here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Literal
+
+import attrs
+
+__all__ = [
+    "STATUSES",
+    "TOPOLOGY_REASONS",
+    "Answer",
+    "Decision",
+    "Delivery",
+    "FinalMode",
+    "FinalRecord",
+    "FinalRule",
+    "MemberEnded",
+    "MemberInfo",
+    "MemberLimits",
+    "MemberResult",
+    "MemberState",
+    "MemberSubmitted",
+    "MemberView",
+    "SwarmResult",
+    "SwarmView",
+    "member_status_is_valid",
+]
+
+MemberState = Literal["pending", "running", "ended"]
+"""Where a member is in its life: not started, running, or ended."""
+
+Delivery = Literal["notify", "poll"]
+"""How a member learns of channel activity: notices at turn boundaries, or only when it looks."""
+
+FinalRule = Literal["first", "last"]
+"""Answer rules a controller can name: earliest or latest submission (ties by roster order)."""
+
+FinalMode = Literal["first", "last", "controller"]
+"""How the answer was chosen, as recorded in ``FinalRecord.mode``."""
+
+STATUSES: frozenset[str] = frozenset(
+    {"submitted", "unsubmitted", "stopped", "share", "swarm_cap", "cancelled", "errored"}
+)
+"""Member statuses; ``member_limit:<type>`` is the one open family (see ``member_status_is_valid``)."""
+
+MEMBER_LIMIT_TYPES: frozenset[str] = frozenset(
+    {"token", "cost", "turn", "message", "time", "custom"}
+)
+
+TOPOLOGY_REASONS: frozenset[str] = frozenset({"submitted", "all_done", "verified", "quiescence"})
+"""Stop reasons a controller returns that are recorded as given; any other ``x`` is ``controller:x``."""
+
+
+def member_status_is_valid(status: str) -> bool:
+    """Whether ``status`` is one of the member statuses the records allow."""
+    if status in STATUSES:
+        return True
+    kind, _, limit = status.partition(":")
+    return kind == "member_limit" and limit in MEMBER_LIMIT_TYPES
+
+
+def _non_negative(_: object, attribute: attrs.Attribute[object], value: object) -> None:
+    if value is not None and isinstance(value, int | float) and value < 0:
+        raise ValueError(f"{attribute.name} must be >= 0, not {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class MemberLimits:
+    """A member's own limits (``None`` = no limit of that kind).
+
+    ``turn`` counts top-level generations, ``message`` the member's conversation length, ``time``
+    is in seconds of wall clock, ``cost`` in dollars.
+    """
+
+    token: int | None = attrs.field(default=None, validator=_non_negative)
+    cost: float | None = attrs.field(default=None, validator=_non_negative)
+    turn: int | None = attrs.field(default=None, validator=_non_negative)
+    message: int | None = attrs.field(default=None, validator=_non_negative)
+    time: float | None = attrs.field(default=None, validator=_non_negative)
+
+    def is_empty(self) -> bool:
+        """True when no limit of any kind is set."""
+        return all(v is None for v in attrs.astuple(self))
+
+
+@attrs.frozen(kw_only=True)
+class MemberInfo:
+    """What is fixed about a named member once it joins the roster.
+
+    ``parent`` and ``depth`` are stamped by the runtime: ``None``/0 for roster members, the
+    spawning member and its depth + 1 for a spawned one.
+    """
+
+    name: str
+    role: str | None = None
+    index: int = 0
+    parent: str | None = None
+    depth: int = 0
+    delivery: Delivery | None = None
+
+
+@attrs.frozen(kw_only=True)
+class MemberView:
+    """A member as decision hooks see it: state and outcome, never its text or output."""
+
+    name: str
+    role: str | None
+    index: int
+    parent: str | None
+    depth: int
+    state: MemberState
+    status: str | None
+    started: float | None
+    ended: float | None
+    delivery: Delivery | None = None
+
+    @property
+    def submitted(self) -> bool:
+        """Whether the member ended with a submission."""
+        return self.status == "submitted"
+
+
+@attrs.frozen(kw_only=True)
+class SwarmView:
+    """A frozen snapshot of a swarm run, handed to every decision hook.
+
+    ``time`` is seconds since the swarm started; ``stopping`` is true once a stop has begun, and
+    ``stop_reason`` then says why.
+    """
+
+    members: tuple[MemberView, ...]
+    time: float
+    stopping: bool = False
+    stop_reason: str | None = None
+    channels: tuple[str, ...] = ()
+    controller: str = ""
+
+    def __iter__(self) -> Iterator[MemberView]:
+        return iter(self.members)
+
+    def member(self, name: str) -> MemberView:
+        """The member called ``name``; ``KeyError`` listing the roster when there is none."""
+        for m in self.members:
+            if m.name == name:
+                return m
+        raise KeyError(f"no member {name!r}; the roster is {[m.name for m in self.members]}")
+
+    def in_state(self, state: MemberState) -> tuple[MemberView, ...]:
+        """Members currently in ``state``, in roster order."""
+        return tuple(m for m in self.members if m.state == state)
+
+    @property
+    def pending(self) -> tuple[MemberView, ...]:
+        """Members not started yet."""
+        return self.in_state("pending")
+
+    @property
+    def running(self) -> tuple[MemberView, ...]:
+        """Members running now."""
+        return self.in_state("running")
+
+    @property
+    def ended(self) -> tuple[MemberView, ...]:
+        """Members that have ended."""
+        return self.in_state("ended")
+
+    @property
+    def submissions(self) -> tuple[MemberView, ...]:
+        """Members that ended with a submission, in roster order."""
+        return tuple(m for m in self.members if m.submitted)
+
+
+@attrs.frozen(kw_only=True)
+class MemberSubmitted:
+    """A member's agent returned a submission at ``time`` (seconds since the swarm started)."""
+
+    member: str
+    time: float
+
+
+@attrs.frozen(kw_only=True)
+class MemberEnded:
+    """A member ended with ``status`` at ``time``; ``submitted`` when the status is ``submitted``."""
+
+    member: str
+    status: str
+    submitted: bool
+    time: float
+
+
+@attrs.frozen(kw_only=True)
+class Decision:
+    """What a decision hook decided.
+
+    - ``start``: names of pending members to start now;
+    - ``stop``: stop the swarm with this reason (``submitted``, ``all_done``, ``verified`` and
+      ``quiescence`` are recorded as given, any other reason ``x`` as ``controller:x``);
+    - ``answer``: the member whose submission is the swarm's answer, with ``reason``.
+
+    An empty ``Decision()`` is a decision too: "nothing to do", which stops later plugins from
+    deciding (a veto).  Return ``None`` from a hook to defer instead.
+    """
+
+    start: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    stop: str | None = None
+    answer: str | None = None
+    reason: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Answer:
+    """Which member's submission is the swarm's answer, and by what rule.
+
+    ``member`` is ``None`` when there is no answer (``reason`` then says why, e.g.
+    ``no_submissions``).
+    """
+
+    member: str | None
+    mode: FinalMode | None
+    reason: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class MemberResult:
+    """One member's entry in the ``inspect_swarm:result`` record."""
+
+    name: str
+    role: str | None
+    state: MemberState
+    status: str | None
+    submitted: bool
+    started: float | None
+    time: float | None
+    parent: str | None
+    depth: int
+    sandbox: str | None = None
+    error: str | None = None
+    gate_checks: int = 0
+    gate_passes: int = 0
+    first_pass_time: float | None = None
+
+
+@attrs.frozen(kw_only=True)
+class FinalRecord:
+    """How the answer was chosen: ``mode``, ``member``, ``reason``, and whether it is provisional."""
+
+    mode: FinalMode | None
+    member: str | None
+    reason: str | None
+    provisional: bool
+
+
+@attrs.frozen(kw_only=True)
+class SwarmResult:
+    """The ``inspect_swarm:result`` record (version 1)."""
+
+    version: int = 1
+    members: tuple[MemberResult, ...] = ()
+    final: FinalRecord
+    stop_reason: str | None = None
