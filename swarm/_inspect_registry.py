@@ -1,18 +1,30 @@
-"""The ``inspect_ai`` entry point: makes ``swarm/swarm`` and the ``swarm/scripted`` model known.
+"""The ``inspect_ai`` entry point: makes swarm-eval's objects known to Inspect.
 
-Inspect names objects from an installed package ``<package>/<name>``; from an editable install
-of a distribution whose name differs from its package it cannot tell the package, so the agent
-is registered under its qualified name here as well.
+``swarm/swarm`` (the agent), ``swarm/calculator_worker`` and ``swarm/swarm_demo`` (the demo),
+and the ``swarm/scripted`` model.
+
+Inspect names an object from an installed package ``<package>/<name>``.  From an *editable*
+install of a distribution whose name (``swarm-eval``) differs from its package (``swarm``) it
+cannot tell the package and registers the bare name; the objects are then registered under
+their qualified names as well, so the same names work however swarm-eval is installed.
 """
 
 from __future__ import annotations
 
-from inspect_ai.agent._agent import agent_register
+from inspect_ai._util.registry import RegistryInfo, registry_add
 from inspect_ai.util import registry_info
 
-from swarm import _inspect_hooks  # noqa: F401
+from swarm import _inspect_hooks  # noqa: F401  (registers the model-call hooks)
 from swarm._agent import swarm
+from swarm.demo import calculator_worker, swarm_demo
 from swarm.testing._scripted import ScriptedModelAPI  # noqa: F401  (registers swarm/scripted)
 
-if registry_info(swarm).name != "swarm/swarm":
-    agent_register(swarm, "swarm/swarm")
+PACKAGE = "swarm"
+
+for _obj in (swarm, calculator_worker, swarm_demo):
+    _info = registry_info(_obj)
+    if "/" not in _info.name:
+        registry_add(
+            _obj,
+            RegistryInfo(type=_info.type, name=f"{PACKAGE}/{_info.name}", metadata=_info.metadata),
+        )

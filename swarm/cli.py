@@ -1,0 +1,117 @@
+"""The ``swarm`` command: ``swarm plugins`` and ``swarm demo``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from swarm._manager import PluginCatalog, plugin_catalog
+from swarm.errors import SwarmError
+
+__all__ = ["main"]
+
+
+def plugin_rows(catalog: PluginCatalog) -> list[dict[str, Any]]:
+    """One row per loaded plugin: its source, hooks, and what it registers."""
+    rows = []
+    for name, source in sorted(catalog.sources.items()):
+        provides = {
+            kind: [r.name for r in catalog.registrations(kind) if r.plugin == name]
+            for kind in ("controller", "channel", "rubric")
+        }
+        rows.append(
+            {
+                "name": name,
+                "distribution": source.distribution,
+                "version": source.version,
+                "builtin": source.builtin,
+                "entry_point": source.entry_point,
+                "hooks": catalog.hooks_of(name),
+                "controllers": provides["controller"],
+                "channels": provides["channel"],
+                "rubrics": provides["rubric"],
+            }
+        )
+    return rows
+
+
+@click.group()
+def cli() -> None:
+    """swarm-eval: evaluate swarms of AI agents with Inspect AI."""
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+@click.option("--third-party", is_flag=True, help="Hide swarm-eval's built-in plugins.")
+def plugins(as_json: bool, third_party: bool) -> None:
+    """List every plugin: distribution, version, hooks, and what it registers."""
+    rows = [r for r in plugin_rows(plugin_catalog()) if not (third_party and r["builtin"])]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    if not rows:
+        click.echo("No plugins.")
+    for row in rows:
+        kind = "built-in" if row["builtin"] else "third-party"
+        click.echo(f"{row['name']}  ({row['distribution']} {row['version']}, {kind})")
+        for key in ("controllers", "channels", "rubrics"):
+            if row[key]:
+                click.echo(f"  {key}: {', '.join(row[key])}")
+        click.echo(f"  hooks: {', '.join(row['hooks'])}")
+
+
+@cli.command()
+@click.option("--model", default="swarm/scripted", show_default=True, help="Inspect model.")
+@click.option("--members", default=3, show_default=True, help="How many members.")
+@click.option("--log-dir", default="logs", show_default=True, help="Where the log goes.")
+@click.option(
+    "--stop-on-submission/--all-finish", default=False, help="Stop at the first submission."
+)
+def demo(model: str, members: int, log_dir: str, stop_on_submission: bool) -> None:
+    """Run a small swarm eval (the scripted model by default) and summarise it."""
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import get_model
+
+    from swarm.demo import DEMO_SCRIPTS, swarm_demo
+
+    chosen = (
+        get_model(model, scripts=DEMO_SCRIPTS, memoize=False)
+        if model == "swarm/scripted"
+        else model
+    )
+    log = inspect_eval(
+        swarm_demo(members=members, stop_on_submission=stop_on_submission),
+        model=chosen,
+        log_dir=log_dir,
+        display="none",
+    )[0]
+    click.echo(f"log: {log.location}")
+    click.echo(f"status: {log.status}")
+    if log.error is not None:
+        click.echo(f"error: {log.error.message}")
+        sys.exit(1)
+    for sample in log.samples or []:
+        result = sample.store.get("inspect_swarm:result", {})
+        click.echo(f"sample {sample.id}: stop reason {result.get('stop_reason')}")
+        for m in result.get("members", []):
+            took = "" if m["time"] is None else f"  ended at {m['time']:.2f}s"
+            click.echo(f"  {m['name']:<12} {m['status'] or m['state']:<12}{took}")
+        final = result.get("final", {})
+        click.echo(f"  answer: {final.get('member')} ({final.get('mode')})")
+        click.echo(f"  output: {sample.output.completion.strip()!r}")
+        scores = {k: v.value for k, v in (sample.scores or {}).items()}
+        click.echo(f"  scores: {scores}")
+        usage = sum(u.total_tokens for u in sample.model_usage.values())
+        click.echo(f"  tokens: {usage}")
+
+
+def main() -> None:
+    """Entry point of the ``swarm`` command."""
+    try:
+        cli(standalone_mode=True)
+    except SwarmError as ex:
+        click.echo(f"error: {ex}", err=True)
+        sys.exit(2)
