@@ -106,7 +106,7 @@ def _member_from_mapping(data: Mapping[str, Any], where: str) -> MemberSpec:
             delivery=data.get("delivery"),
         )
     except ConfigError as ex:
-        raise ConfigError(f"{where}: {ex}".replace(": member.", ".")) from None
+        raise ConfigError(str(ex).replace("member.", f"{where}.")) from None
 
 
 def _members(value: object) -> tuple[MemberSpec, ...]:
@@ -158,6 +158,12 @@ def check_plugin(catalog: PluginCatalog, kind: Kind, spec: PluginSpec, where: st
         inspect.signature(reg.factory).bind(**dict(spec.params))
     except TypeError as ex:
         raise ConfigError(f"{where}: {kind} {reg.name!r} does not take these parameters: {ex}")
+    try:  # build it once now, so that bad values fail before any sample runs
+        reg.factory(**dict(spec.params))
+    except ConfigError as ex:
+        raise ConfigError(f"{where}: {ex}") from None
+    except Exception as ex:
+        raise ConfigError(f"{where}: {kind} {reg.name!r} refused its parameters: {ex!r}") from ex
     return PluginSpec(name=reg.name, params=spec.params)
 
 
