@@ -15,7 +15,7 @@ __all__ = ["Budget", "Split", "budget_from"]
 Split = Literal["pool", "equal"] | tuple[float, ...]
 
 
-def _positive_or_none(_: object, attribute: attrs.Attribute[object], value: object) -> None:
+def _positive_or_none(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
     if value is None:
         return
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
@@ -24,12 +24,12 @@ def _positive_or_none(_: object, attribute: attrs.Attribute[object], value: obje
         raise ConfigError(f"budget.{attribute.name}: must be > 0, got {value!r}")
 
 
-def _check_reserve(_: object, __: attrs.Attribute[object], value: float) -> None:
+def _check_reserve(_: object, __: attrs.Attribute[Any], value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1:
         raise ConfigError(f"budget.reserve: expected a fraction in [0, 1), got {value!r}")
 
 
-def _check_grace(_: object, __: attrs.Attribute[object], value: float) -> None:
+def _check_grace(_: object, __: attrs.Attribute[Any], value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
         raise ConfigError(f"budget.grace: expected seconds >= 0, got {value!r}")
 
@@ -40,7 +40,7 @@ def _convert_split(value: object) -> object:
     return value
 
 
-def _check_split(_: object, __: attrs.Attribute[object], value: object) -> None:
+def _check_split(_: object, __: attrs.Attribute[Any], value: Any) -> None:
     if value in ("pool", "equal"):
         return
     if isinstance(value, tuple) and value:
@@ -50,9 +50,7 @@ def _check_split(_: object, __: attrs.Attribute[object], value: object) -> None:
             if not math.isfinite(w) or w <= 0:
                 raise ConfigError(f"budget.split[{i}]: weights must be finite and > 0, got {w!r}")
         return
-    raise ConfigError(
-        f"budget.split: expected 'pool', 'equal' or a list of weights, got {value!r}"
-    )
+    raise ConfigError(f"budget.split: expected 'pool', 'equal' or a list of weights, got {value!r}")
 
 
 @attrs.frozen(kw_only=True)

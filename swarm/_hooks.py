@@ -39,9 +39,7 @@ def _impls(pm: pluggy.PluginManager, hook: str) -> list[pluggy.HookImpl]:
     # get_hookimpls() lists implementations in reverse call order; wrappers are not supported
     # on swarm hooks (every hook here is called implementation by implementation).
     return [
-        impl
-        for impl in reversed(caller.get_hookimpls())
-        if not (impl.hookwrapper or impl.wrapper)
+        impl for impl in reversed(caller.get_hookimpls()) if not (impl.hookwrapper or impl.wrapper)
     ]
 
 
@@ -49,9 +47,7 @@ def _call(impl: pluggy.HookImpl, kwargs: dict[str, Any]) -> Any:
     return impl.function(*(kwargs[name] for name in impl.argnames))
 
 
-def _type_name(expected: type | tuple[type, ...]) -> str:
-    if isinstance(expected, tuple):
-        return " or ".join(t.__name__ for t in expected)
+def _type_name(expected: type) -> str:
     return expected.__name__
 
 
@@ -86,9 +82,7 @@ class RunHooks:
 
     # -- the three calling conventions ---------------------------------------------------------
 
-    def decide(
-        self, hook: str, expected: type[T] | tuple[type, ...], **kwargs: Any
-    ) -> tuple[str, T] | None:
+    def decide(self, hook: str, expected: type[T], **kwargs: Any) -> tuple[str, T] | None:
         """First non-``None`` result of ``hook`` (checked against ``expected``) and its plugin."""
         for impl in self.impls(hook):
             try:
@@ -107,9 +101,7 @@ class RunHooks:
             return impl.plugin_name, result
         return None
 
-    def collect(
-        self, hook: str, expected: type[T] | tuple[type, ...], **kwargs: Any
-    ) -> list[tuple[str, T]]:
+    def collect(self, hook: str, expected: type[T], **kwargs: Any) -> list[tuple[str, T]]:
         """Every non-``None`` result of ``hook`` with the name of the plugin that gave it."""
         results: list[tuple[str, T]] = []
         for impl in self.impls(hook):
@@ -147,9 +139,7 @@ class RunHooks:
         """``swarm_start``."""
         return self.decide("swarm_start", Decision, view=view)
 
-    def on_submission(
-        self, view: SwarmView, event: MemberSubmitted
-    ) -> tuple[str, Decision] | None:
+    def on_submission(self, view: SwarmView, event: MemberSubmitted) -> tuple[str, Decision] | None:
         """``swarm_on_submission``."""
         return self.decide("swarm_on_submission", Decision, view=view, event=event)
 
@@ -167,8 +157,10 @@ class RunHooks:
         if decided is None:
             return None
         plugin, mode = decided
-        if mode == "notify" or mode == "poll":
-            return mode
+        if mode == "notify":
+            return "notify"
+        if mode == "poll":
+            return "poll"
         raise PluginError(
             plugin, "swarm_delivery_mode", f"returned {mode!r}; expected 'notify' or 'poll'"
         )

@@ -16,6 +16,7 @@ Environment switches (read when the default catalog is first built):
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Callable, Iterable
@@ -136,8 +137,7 @@ def get_plugin_manager(
             raise PluginError(
                 ep.name,
                 "<load>",
-                f"entry point {ep.value!r} of distribution {dist_name!r} failed to import: "
-                f"{ex!r}",
+                f"entry point {ep.value!r} of distribution {dist_name!r} failed to import: {ex!r}",
             ) from ex
         try:
             pm.register(plugin, name=ep.name)
@@ -153,7 +153,8 @@ def get_plugin_manager(
     try:
         pm.check_pending()
     except pluggy.PluginValidationError as ex:
-        raise PluginError(getattr(ex.plugin, "__name__", str(ex.plugin)), "<unknown>", str(ex))
+        name = getattr(ex.plugin, "__name__", str(ex.plugin))
+        raise PluginError(name, "<unknown hook>", str(ex)) from None
     return pm, sources
 
 
@@ -165,7 +166,7 @@ class PluginCatalog:
         self.sources = sources
         self._registered: dict[Kind, dict[str, Registration]] = {k: {} for k in _KIND_HOOK}
         for kind, hook in _KIND_HOOK.items():
-            call_registration_hook(pm, hook, lambda plugin, k=kind: self._register_for(k, plugin))
+            call_registration_hook(pm, hook, functools.partial(self._register_for, kind))
 
     @classmethod
     def load(

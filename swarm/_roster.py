@@ -210,4 +210,4 @@ def build_agent(spec: MemberSpec) -> Agent:
         built = spec.agent
     if not is_agent(built) and not callable(built):
         raise ConfigError(f"member agent {spec.default_name!r} did not build an agent: {built!r}")
-    return cast(Agent, built)
+    return built

@@ -19,22 +19,30 @@ import pluggy
 from inspect_ai.agent import AgentState
 from inspect_ai.log import transcript
 from inspect_ai.model import ChatMessage, ChatMessageUser, ModelOutput
+from inspect_ai.model import ModelUsage
 from inspect_ai.util import (
     LimitExceededError,
     apply_limits,
-    cost_limit,
     message_limit,
+    sample_limits,
     span,
     store,
     time_limit,
-    token_limit,
     turn_limit,
 )
 from inspect_ai.util._limit import Limit
+from inspect_ai.util._span import current_span_id
+from shortuuid import uuid as shortuuid
 
 from swarm import hookspecs
+from swarm._accounting import Accounts
+from swarm._caps import effective_grace, split_sentence
 from swarm._context import _MEMBER, _RUN
 from swarm._defaults import KernelDefaults
+from swarm._events import index_events
+from swarm._ledger import LEDGER_KEY, MemberOutcome, ledger_record
+from swarm._limits import SwarmLimitError, SwarmStopped
+from swarm._pricing import check_prices
 from swarm._hooks import RunHooks
 from swarm._manager import PluginCatalog
 from swarm._roster import RosterEntry, build_agent, expand_roster
@@ -58,22 +66,12 @@ from swarm.records import (
 )
 from swarm.serialization import unstructure
 
-__all__ = ["RESULT_KEY", "SwarmRun", "SwarmStopped"]
+__all__ = ["RESULT_KEY", "SwarmRun"]
 
 logger = logging.getLogger("swarm")
 
 RESULT_KEY = "inspect_swarm:result"
 INFO_SOURCE = "inspect_swarm"
-
-
-class SwarmStopped(LimitExceededError):
-    """Raised into a member's model call once the swarm is stopping: no new calls start."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(
-            "custom", value=0, limit=0, message=f"Stopped by the swarm: {reason}"
-        )
-        self.reason = reason
 
 
 class _Member:
@@ -87,6 +85,7 @@ class _Member:
         "error",
         "info",
         "scope",
+        "span_id",
         "started",
         "state",
         "status",
@@ -104,6 +103,7 @@ class _Member:
         self.scope: anyio.CancelScope | None = None
         self.agent_state: AgentState | None = None
         self.delivery: Delivery | None = None
+        self.span_id = f"swarm-member-{shortuuid()}"
         self.view = self._make_view()
 
     def _make_view(self) -> MemberView:
@@ -138,11 +138,9 @@ def _instantiate(catalog: PluginCatalog, kind: Any, spec: PluginSpec) -> object:
 
 
 def _member_limits(limits: MemberLimits) -> list[Limit]:
+    # token and cost limits are the swarm's own (checked after each call with the ledger's
+    # meters, so the call that reaches a limit is metered too); the rest are Inspect's.
     made: list[Limit] = []
-    if limits.token is not None:
-        made.append(token_limit(limits.token))
-    if limits.cost is not None:
-        made.append(cost_limit(limits.cost))
     if limits.turn is not None:
         made.append(turn_limit(limits.turn))
     if limits.message is not None:
@@ -150,6 +148,17 @@ def _member_limits(limits: MemberLimits) -> list[Limit]:
     if limits.time is not None:
         made.append(time_limit(limits.time))
     return made
+
+
+def _ended_by(ex: BaseException, limits: Any) -> str:
+    """What ended the swarm from outside: a sample limit, or unknown."""
+    for leaf in _leaves(ex):
+        if isinstance(leaf, LimitExceededError) and not isinstance(leaf, SwarmLimitError):
+            return f"sample_limit:{leaf.type}"
+    time = limits.time
+    if time.limit is not None and time.remaining is not None and time.remaining <= 0:
+        return "sample_limit:time"
+    return "unknown"
 
 
 def _leaves(ex: BaseException) -> list[BaseException]:
@@ -173,10 +182,17 @@ class SwarmRun:
         self.channel_names = tuple(c.name for c in spec.channels)
         self.pm = self._build_manager()
         self.hooks = RunHooks(self.pm)
+        self.accounts = Accounts(spec.budget)
+        for m in self.members:
+            self.accounts.add_member(m.info.name, m.entry.spec.limits)
         self.grace = spec.budget.grace
         self.stopping = False
         self.stop_reason: str | None = None
         self.interrupted = False
+        self.ended_by: str | None = None
+        self._root_span: str | None = None
+        self._timer: anyio.CancelScope | None = None
+        self._wall_clock = 0.0
         self._t0 = 0.0
         self._tg: anyio.abc.TaskGroup | None = None
         self._running = 0
@@ -234,22 +250,31 @@ class SwarmRun:
     async def run(self, state: AgentState) -> AgentState:
         """Run the swarm to its end and return the swarm's agent state."""
         self._t0 = anyio.current_time()
+        self._root_span = current_span_id()
+        limits = sample_limits()
+        self.accounts.begin(limits, [m.info.name for m in self.members])
+        self.grace = effective_grace(self.spec.budget, limits)
+        if self.accounts.caps.cost is not None:
+            check_prices(m.entry.spec for m in self.members)
         run_token = _RUN.set(self)
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
+                if self.accounts.caps.time is not None:
+                    tg.start_soon(self._time_cap, self.accounts.caps.time, name="swarm time cap")
                 view = self.view()
                 self.hooks.run_started(view)
                 self._apply(self.hooks.start(view), "swarm_start")
                 if self._running == 0 and not self.stopping:
                     self._stop("all_done")
-        except BaseException:
+        except BaseException as ex:
             self.interrupted = True
+            self.ended_by = _ended_by(ex, limits)
             raise
         finally:
             self._tg = None
-            with anyio.CancelScope(shield=True):
-                self._finish(state)
+            self._wall_clock = self.now()
+            self._finish(state)  # synchronous: cancellation cannot interrupt it
             _RUN.reset(run_token)
         return state
 
@@ -303,6 +328,14 @@ class SwarmRun:
             ]
         if m.info.role:
             paragraphs.append(f"Your role: {m.info.role}.")
+        if n > 1:
+            weights = self.spec.budget.split
+            share = None
+            if isinstance(weights, tuple) and len(weights) == n:
+                share = weights[m.info.index] / sum(weights)
+            sentence = split_sentence(self.spec.budget, self.accounts.caps, share)
+            if sentence:
+                paragraphs.append(sentence)
         order = {f"channel:{name}": i for i, name in enumerate(self.channel_names)}
         found = self.hooks.member_instructions(self.view(), m.view)
         found.sort(key=lambda pair: order.get(pair[0], len(order)))
@@ -320,9 +353,8 @@ class SwarmRun:
                 status = "cancelled"
         finally:
             _MEMBER.reset(member_token)
-            if status is None:  # cancelled from outside the swarm, or a sample limit
-                status = "cancelled"
-            self._member_ended(m, status)
+            outside = status is None  # cancelled from outside the swarm, or a sample limit
+            self._member_ended(m, status or "cancelled", decide=not outside)
 
     async def _run_agent(self, m: _Member) -> str:
         messages: list[ChatMessage] = [msg.model_copy() for msg in self.input_messages]
@@ -332,11 +364,13 @@ class SwarmRun:
         try:
             agent = build_agent(m.entry.spec)
             with apply_limits(_member_limits(m.entry.spec.limits), catch_errors=True) as scope:
-                async with span(name=m.info.name, type="agent"):
+                async with span(name=m.info.name, type="agent", id=m.span_id):
                     state = await agent(state)
                 m.agent_state = state
                 reason = state.output.stop_reason if state.output.choices else None
-                return "unsubmitted" if reason in ("content_filter", "model_length") else "submitted"
+                return (
+                    "unsubmitted" if reason in ("content_filter", "model_length") else "submitted"
+                )
             error = scope.limit_error
             return f"member_limit:{error.type if error is not None else 'custom'}"
         except Exception as ex:
@@ -344,8 +378,10 @@ class SwarmRun:
 
     def _classify(self, m: _Member, ex: Exception) -> str:
         leaves = _leaves(ex)
-        if all(isinstance(leaf, SwarmStopped) for leaf in leaves):
-            return "stopped"
+        ours = [leaf for leaf in leaves if isinstance(leaf, SwarmLimitError)]
+        if ours and len(ours) == len(leaves):
+            # a cap, share or own limit outranks a stop that other members caused
+            return next((e.status for e in ours if not isinstance(e, SwarmStopped)), "stopped")
         limits = [leaf for leaf in leaves if isinstance(leaf, LimitExceededError)]
         if limits and len(limits) == len(leaves):
             if all(leaf.type == "custom" and leaf.source is None for leaf in limits):
@@ -358,7 +394,7 @@ class SwarmRun:
         )
         return "errored"
 
-    def _member_ended(self, m: _Member, status: str) -> None:
+    def _member_ended(self, m: _Member, status: str, *, decide: bool = True) -> None:
         m.state = "ended"
         m.status = status
         m.ended = self.now()
@@ -367,7 +403,7 @@ class SwarmRun:
         event = MemberEnded(
             member=m.info.name, status=status, submitted=status == "submitted", time=m.ended
         )
-        if not self.stopping and self._tg is not None:
+        if decide and not self.stopping and self._tg is not None:
             if status == "submitted":
                 submitted = MemberSubmitted(member=m.info.name, time=m.ended)
                 self._apply(self.hooks.on_submission(self.view(), submitted), "swarm_on_submission")
@@ -375,16 +411,36 @@ class SwarmRun:
                 self._apply(self.hooks.on_member_end(self.view(), event), "swarm_on_member_end")
         self.hooks.member_ended(self.view(), event)
         self._refresh_answer()
-        if self._running == 0 and self._all_ended is not None:
-            self._all_ended.set()
+        if self._running == 0:
+            if self._all_ended is not None:
+                self._all_ended.set()
+            if self._timer is not None and not any(x.state == "pending" for x in self.members):
+                self._timer.cancel()
 
     # -- stopping ------------------------------------------------------------------------------
+
+    def record_usage(self, member: str | None, usage: ModelUsage) -> None:
+        """Meter a completed call made in this run; raise the limit error it must end with."""
+        error = self.accounts.record(member, usage)
+        if error is None:
+            return
+        if error.status == "swarm_cap":
+            self._stop("swarm_cap")
+        raise error
+
+    async def _time_cap(self, seconds: float) -> None:
+        with anyio.CancelScope() as scope:
+            self._timer = scope
+            await anyio.sleep(seconds)
+            self._stop("swarm_time")
 
     def _stop(self, reason: str) -> None:
         if self.stopping:
             return
         self.stopping = True
         self.stop_reason = reason
+        if self._timer is not None:
+            self._timer.cancel()
         self._all_ended = anyio.Event()
         if self._running == 0:
             self._all_ended.set()
@@ -403,6 +459,7 @@ class SwarmRun:
 
     def _refresh_answer(self) -> None:
         answer = self._chosen
+        decided = None
         if answer is None:
             decided = self.hooks.choose_answer(self.view())
             answer = decided[1] if decided is not None else None
@@ -476,4 +533,26 @@ class SwarmRun:
         data = unstructure(result)
         store().set(RESULT_KEY, data)
         transcript().info({"type": "result", **data}, source=INFO_SOURCE)
+        ledger = self.ledger()
+        store().set(LEDGER_KEY, ledger)
+        transcript().info({"type": "ledger", **ledger}, source=INFO_SOURCE)
         self.hooks.run_ended(self.view(), result)
+
+    def ledger(self) -> dict[str, Any]:
+        """The ``inspect_swarm:ledger`` record as of now."""
+        events = index_events(
+            transcript().events, self._root_span, {m.span_id: m.info.name for m in self.members}
+        )
+        return ledger_record(
+            accounts=self.accounts,
+            events=events,
+            members=[
+                MemberOutcome(name=m.info.name, status=m.status, cancelled=m.status == "cancelled")
+                for m in self.members
+            ],
+            stop_reason=self.stop_reason,
+            ended_by=self.ended_by,
+            interrupted=self.interrupted,
+            final_cancelled=False,
+            wall_clock=self._wall_clock,
+        )

@@ -72,7 +72,9 @@ def load_topology(path: str | Path) -> dict[str, Any]:
     except (yaml.YAMLError, tomllib.TOMLDecodeError) as ex:
         raise ConfigError(f"config: {str(p)!r} is not valid {p.suffix[1:].upper()}: {ex}") from None
     if not isinstance(data, Mapping):
-        raise ConfigError(f"config: {str(p)!r} must hold a mapping with keys members, controller...")
+        raise ConfigError(
+            f"config: {str(p)!r} must hold a mapping with keys members, controller..."
+        )
     extra = sorted(set(data) - _TOPOLOGY_KEYS)
     if extra:
         raise ConfigError(
@@ -157,7 +159,9 @@ def check_plugin(catalog: PluginCatalog, kind: Kind, spec: PluginSpec, where: st
     try:
         inspect.signature(reg.factory).bind(**dict(spec.params))
     except TypeError as ex:
-        raise ConfigError(f"{where}: {kind} {reg.name!r} does not take these parameters: {ex}")
+        raise ConfigError(
+            f"{where}: {kind} {reg.name!r} does not take these parameters: {ex}"
+        ) from None
     try:  # build it once now, so that bad values fail before any sample runs
         reg.factory(**dict(spec.params))
     except ConfigError as ex:

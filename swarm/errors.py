@@ -33,8 +33,10 @@ class PluginError(SwarmError):
     def __init__(self, plugin: str, hook: str, message: str) -> None:
         self.plugin = plugin
         self.hook = hook
-        self.message = message
-        super().__init__(f"Plugin {plugin!r}, hook {hook!r}: {message}")
+        self.detail = message
+        # Inspect shows an error's ``message`` attribute: make it the whole story
+        self.message = f"Plugin {plugin!r}, hook {hook!r}: {message}"
+        super().__init__(self.message)
 
 
 class UsageError(SwarmError):

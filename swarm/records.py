@@ -8,7 +8,7 @@ Serialisation lives in ``swarm.serialization``, never here.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
 
@@ -48,14 +48,14 @@ FinalMode = Literal["first", "last", "controller"]
 STATUSES: frozenset[str] = frozenset(
     {"submitted", "unsubmitted", "stopped", "share", "swarm_cap", "cancelled", "errored"}
 )
-"""Member statuses; ``member_limit:<type>`` is the one open family (see ``member_status_is_valid``)."""
+"""Member statuses; ``member_limit:<type>`` is the one open family (``member_status_is_valid``)."""
 
 MEMBER_LIMIT_TYPES: frozenset[str] = frozenset(
     {"token", "cost", "turn", "message", "time", "custom"}
 )
 
 TOPOLOGY_REASONS: frozenset[str] = frozenset({"submitted", "all_done", "verified", "quiescence"})
-"""Stop reasons a controller returns that are recorded as given; any other ``x`` is ``controller:x``."""
+"""Stop reasons recorded as a controller gives them; any other reason ``x`` is ``controller:x``."""
 
 
 def member_status_is_valid(status: str) -> bool:
@@ -66,7 +66,7 @@ def member_status_is_valid(status: str) -> bool:
     return kind == "member_limit" and limit in MEMBER_LIMIT_TYPES
 
 
-def _non_negative(_: object, attribute: attrs.Attribute[object], value: object) -> None:
+def _non_negative(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if value is not None and isinstance(value, int | float) and value < 0:
         raise ValueError(f"{attribute.name} must be >= 0, not {value!r}")
 
@@ -187,12 +187,16 @@ class MemberSubmitted:
 
 @attrs.frozen(kw_only=True)
 class MemberEnded:
-    """A member ended with ``status`` at ``time``; ``submitted`` when the status is ``submitted``."""
+    """A member ended with ``status`` at ``time``; ``submitted`` when the status says so."""
 
     member: str
     status: str
     submitted: bool
     time: float
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    return (value,) if isinstance(value, str) else tuple(value)
 
 
 @attrs.frozen(kw_only=True)
@@ -208,7 +212,7 @@ class Decision:
     deciding (a veto).  Return ``None`` from a hook to defer instead.
     """
 
-    start: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    start: tuple[str, ...] = attrs.field(default=(), converter=_names)
     stop: str | None = None
     answer: str | None = None
     reason: str | None = None
@@ -249,7 +253,7 @@ class MemberResult:
 
 @attrs.frozen(kw_only=True)
 class FinalRecord:
-    """How the answer was chosen: ``mode``, ``member``, ``reason``, and whether it is provisional."""
+    """How the answer was chosen (``mode``, ``member``, ``reason``) and if it is provisional."""
 
     mode: FinalMode | None
     member: str | None

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from helpers import result, statuses, worker
 from inspect_ai.agent import react
 from inspect_ai.event import ModelEvent, SpanBeginEvent
 from inspect_ai.log import EvalSample, resolve_sample_attachments
 
 from swarm import Budget, MemberLimits, controller, member, swarm
 from swarm.testing import call, fail, pause, reply, run_eval, scripted_model, submit
-from helpers import result, statuses, worker
 
 
 def only_sample(log: object) -> EvalSample:
@@ -78,7 +78,8 @@ def test_first_answer_is_earliest_with_all_finishing(log_dir: Path) -> None:
         {"worker-1": [pause(0.4, submit("slow"))], "worker-2": [pause(0.1, submit("42"))]}
     )
     solver = swarm(
-        members=member(worker, count=2), controller={"name": "leaderless", "stop_on_submission": False}
+        members=member(worker, count=2),
+        controller={"name": "leaderless", "stop_on_submission": False},
     )
     sample = only_sample(run_eval(solver, model=model, log_dir=log_dir))
     assert result(sample)["final"]["member"] == "worker-2"
@@ -86,11 +87,21 @@ def test_first_answer_is_earliest_with_all_finishing(log_dir: Path) -> None:
 
 def test_member_that_raises_ends_errored_alone(log_dir: Path) -> None:
     model = scripted_model(
-        {"worker-1": [call("noop", i=0), fail("provider exploded")], "*": [call("noop", i=1), submit("42")]}
+        {
+            "worker-1": [call("noop", i=0), fail("provider exploded")],
+            "*": [call("noop", i=1), submit("42")],
+        }
     )
-    solver = swarm(members=member(worker, count=3), controller=controller("leaderless", stop_on_submission=False))
+    solver = swarm(
+        members=member(worker, count=3),
+        controller=controller("leaderless", stop_on_submission=False),
+    )
     sample = only_sample(run_eval(solver, model=model, log_dir=log_dir))
-    assert statuses(sample) == {"worker-1": "errored", "worker-2": "submitted", "worker-3": "submitted"}
+    assert statuses(sample) == {
+        "worker-1": "errored",
+        "worker-2": "submitted",
+        "worker-3": "submitted",
+    }
     members = {m["name"]: m for m in result(sample)["members"]}
     assert "provider exploded" in members["worker-1"]["error"]
     assert result(sample)["stop_reason"] == "all_done"
@@ -99,27 +110,44 @@ def test_member_that_raises_ends_errored_alone(log_dir: Path) -> None:
 
 def test_no_submission_gives_empty_output(log_dir: Path) -> None:
     model = scripted_model({"*": [fail("nothing works")]})
-    sample = only_sample(run_eval(swarm(members=member(worker, count=2)), model=model, log_dir=log_dir))
+    sample = only_sample(
+        run_eval(swarm(members=member(worker, count=2)), model=model, log_dir=log_dir)
+    )
     record = result(sample)
-    assert record["final"] == {"mode": None, "member": None, "reason": "no_submissions", "provisional": False}
+    assert record["final"] == {
+        "mode": None,
+        "member": None,
+        "reason": "no_submissions",
+        "provisional": False,
+    }
     assert sample.output.completion == ""
     assert record["stop_reason"] == "all_done"
 
 
 def test_one_agent_span_per_member(log_dir: Path) -> None:
     model = scripted_model(answer="42")
-    sample = only_sample(run_eval(swarm(members=[member(worker, count=2), member(react, name="solo")]), model=model, log_dir=log_dir))
+    sample = only_sample(
+        run_eval(
+            swarm(members=[member(worker, count=2), member(react, name="solo")]),
+            model=model,
+            log_dir=log_dir,
+        )
+    )
     spans = [e for e in sample.events if isinstance(e, SpanBeginEvent) and e.type == "agent"]
     names = [e.name for e in spans]
     for name in ("worker-1", "worker-2", "solo"):
         assert names.count(name) == 1
     swarm_span = next(e for e in spans if e.name == "swarm")
-    assert all(e.parent_id == swarm_span.id for e in spans if e.name in ("worker-1", "worker-2", "solo"))
+    assert all(
+        e.parent_id == swarm_span.id for e in spans if e.name in ("worker-1", "worker-2", "solo")
+    )
 
 
 def test_preamble_names_member_size_and_role(log_dir: Path) -> None:
     model = scripted_model(answer="42")
-    solver = swarm(members=[member(worker, name="lead", role="plan the work"), member(worker, name="helper")])
+    solver = swarm(
+        members=[member(worker, name="lead", role="plan the work"), member(worker, name="helper")]
+    )
     sample = resolve_sample_attachments(only_sample(run_eval(solver, model=model, log_dir=log_dir)))
     inputs = [e.input for e in sample.events if isinstance(e, ModelEvent)]
     texts = ["\n".join(m.text for m in inp) for inp in inputs]
@@ -141,7 +169,9 @@ def test_grace_then_cancel(log_dir: Path) -> None:
 
 
 def test_calls_in_flight_finish_within_grace(log_dir: Path) -> None:
-    model = scripted_model({"worker-1": [submit("42")], "*": [pause(0.5, call("noop", i=0)), submit("late")]})
+    model = scripted_model(
+        {"worker-1": [submit("42")], "*": [pause(0.5, call("noop", i=0)), submit("late")]}
+    )
     solver = swarm(members=member(worker, count=2), budget=Budget(grace=5))
     sample = only_sample(run_eval(solver, model=model, log_dir=log_dir))
     # worker-2's call in flight completes; its next call is refused: it ends stopped
@@ -151,7 +181,10 @@ def test_calls_in_flight_finish_within_grace(log_dir: Path) -> None:
 def test_member_limit_ends_only_that_member(log_dir: Path) -> None:
     model = scripted_model({"worker-1": loop(20, 0.0), "*": [call("noop", i=0), submit("42")]})
     solver = swarm(
-        members=[member(worker, name="worker-1", limits=MemberLimits(turn=3)), member(worker, name="worker-2")],
+        members=[
+            member(worker, name="worker-1", limits=MemberLimits(turn=3)),
+            member(worker, name="worker-2"),
+        ],
         controller=controller("leaderless", stop_on_submission=False),
     )
     sample = only_sample(run_eval(solver, model=model, log_dir=log_dir))
@@ -160,7 +193,12 @@ def test_member_limit_ends_only_that_member(log_dir: Path) -> None:
 
 def test_outer_time_limit_leaves_provisional_answer(log_dir: Path) -> None:
     model = scripted_model({"worker-1": [submit("42")], "*": loop(1000, 0.05)})
-    solver = swarm(members=member(worker, count=3), controller=controller("leaderless", stop_on_submission=False))
+    # an explicit time cap above the sample's limit: the sample's limit ends the swarm first
+    solver = swarm(
+        members=member(worker, count=3),
+        controller=controller("leaderless", stop_on_submission=False),
+        budget=Budget(time=100),
+    )
     log = run_eval(solver, model=model, log_dir=log_dir, time_limit=2)
     sample = only_sample(log)
     assert sample.limit is not None and sample.limit.type == "time"
@@ -173,7 +211,9 @@ def test_outer_time_limit_leaves_provisional_answer(log_dir: Path) -> None:
 
 def test_sample_token_limit_ends_the_sample(log_dir: Path) -> None:
     model = scripted_model({"*": loop(100, 0.0)})
-    log = run_eval(swarm(members=member(worker, count=2)), model=model, log_dir=log_dir, token_limit=2000)
+    log = run_eval(
+        swarm(members=member(worker, count=2)), model=model, log_dir=log_dir, token_limit=2000
+    )
     sample = only_sample(log)
     assert sample.limit is not None and sample.limit.type == "token"
     assert result(sample)["final"]["provisional"] is True

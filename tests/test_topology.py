@@ -7,13 +7,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import result, worker
 from inspect_ai.agent import react
 from inspect_ai.log import list_eval_logs, read_eval_log
 
 from swarm import Budget, ConfigError, member, plugin_catalog, swarm
 from swarm._roster import expand_roster
 from swarm._topology import swarm_spec
-from helpers import result, worker
 
 
 def names(*specs: object) -> list[str]:
@@ -96,20 +96,27 @@ def test_bad_values_name_the_field() -> None:
 
 
 def test_unknown_controller_lists_the_registered_ones() -> None:
-    with pytest.raises(ConfigError, match=r"controller: unknown controller 'boss'; registered controllers: .*leaderless"):
+    with pytest.raises(
+        ConfigError,
+        match=r"controller: unknown controller 'boss'; registered controllers: .*leaderless",
+    ):
         spec_from({"members": {"factory": "react"}, "controller": "boss"})
 
 
 def test_controller_parameters_are_checked() -> None:
     with pytest.raises(ConfigError, match="controller 'leaderless' does not take these parameters"):
-        spec_from({"members": {"factory": "react"}, "controller": {"name": "leaderless", "stop": True}})
+        spec_from(
+            {"members": {"factory": "react"}, "controller": {"name": "leaderless", "stop": True}}
+        )
     with pytest.raises(ConfigError, match="controller: leaderless.final: 'last' needs stop_on"):
         swarm(members=member(react), controller={"name": "leaderless", "final": "last"})
 
 
 def test_toml_topology(tmp_path: Path) -> None:
     path = tmp_path / "topology.toml"
-    path.write_text('[[members]]\nfactory = "react"\ncount = 2\n\n[controller]\nname = "leaderless"\nstop_on_submission = false\n')
+    path.write_text(
+        '[[members]]\nfactory = "react"\ncount = 2\n\n[controller]\nname = "leaderless"\nstop_on_submission = false\n'
+    )
     spec = spec_from(path)
     assert [m.count for m in spec.members] == [2]  # type: ignore[attr-defined]
     assert spec.controller.params == {"stop_on_submission": False}  # type: ignore[attr-defined]
@@ -135,9 +142,26 @@ def inspect_eval(tmp_path: Path, *args: str) -> dict[str, object]:
     (tmp_path / "task.py").write_text(TASK)
     inspect = Path(sys.executable).parent / "inspect"
     done = subprocess.run(
-        [str(inspect), "eval", "task.py", "--solver", "swarm/swarm", *args,
-         "--model", "swarm/scripted", "-M", "answer=42", "--log-dir", "logs", "--display", "none"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+        [
+            str(inspect),
+            "eval",
+            "task.py",
+            "--solver",
+            "swarm/swarm",
+            *args,
+            "--model",
+            "swarm/scripted",
+            "-M",
+            "answer=42",
+            "--log-dir",
+            "logs",
+            "--display",
+            "none",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     [info] = list_eval_logs(str(tmp_path / "logs"))

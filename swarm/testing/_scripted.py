@@ -8,8 +8,10 @@ needs a tokenizer (which it would download).
 
 Scripts are keyed by member name; keys may be globs (``"worker-*"``) and ``"*"`` matches any
 member.  The member is known from the swarm's context, or failing that from the "You are
-<name>," line of its preamble.  When a script runs out (or there is none) the model submits
-``answer`` if a ``submit`` tool is offered, and otherwise replies with it.
+<name>," line of its preamble.  A conversation without that line is a subagent's (``as_tool``,
+``handoff``...): it follows the script keyed ``"<member>/sub"`` (globs work: ``"*/sub"``).
+When a script runs out (or there is none) the model submits ``answer`` if a ``submit`` tool is
+offered, and otherwise replies with it.
 """
 
 from __future__ import annotations
@@ -77,7 +79,8 @@ class Step:
         kinds = [k for k in ("tool", "reply", "submit", "fail") if getattr(self, k) is not None]
         if len(kinds) != 1:
             raise ConfigError(
-                f"script step: give exactly one of tool, reply, submit, fail (got {kinds or 'none'})"
+                "script step: give exactly one of tool, reply, submit, fail "
+                f"(got {kinds or 'none'})"
             )
 
 
@@ -110,7 +113,9 @@ def _step_from(data: object, where: str) -> Step:
     if isinstance(data, Step):
         return data
     if not isinstance(data, Mapping):
-        raise ConfigError(f"{where}: expected a step mapping such as {{submit: '42'}}, got {data!r}")
+        raise ConfigError(
+            f"{where}: expected a step mapping such as {{submit: '42'}}, got {data!r}"
+        )
     extra = sorted(set(data) - _STEP_KEYS)
     if extra:
         raise ConfigError(f"{where}: unknown key(s) {extra}; expected some of {sorted(_STEP_KEYS)}")
@@ -142,7 +147,9 @@ def load_scripts(value: object) -> dict[str, tuple[Step, ...]]:
     for key, steps in value.items():
         if not isinstance(steps, Sequence) or isinstance(steps, str):
             raise ConfigError(f"scripts[{key!r}]: expected a list of steps")
-        scripts[str(key)] = tuple(_step_from(s, f"scripts[{key!r}][{i}]") for i, s in enumerate(steps))
+        scripts[str(key)] = tuple(
+            _step_from(s, f"scripts[{key!r}][{i}]") for i, s in enumerate(steps)
+        )
     return scripts
 
 
@@ -200,7 +207,7 @@ class ScriptedModelAPI(ModelAPI):
         tool_choice: ToolChoice,
         config: GenerateConfig,
     ) -> ModelOutput:
-        member = _member_name(input)
+        member = _script_key(input)
         turn = sum(1 for m in input if isinstance(m, ChatMessageAssistant))
         steps = self.script_for(member)
         step = steps[turn] if turn < len(steps) else self._default(tools)
@@ -235,13 +242,15 @@ class ScriptedModelAPI(ModelAPI):
         return max(1, len(text) // 4)
 
 
-def _member_name(messages: Sequence[ChatMessage]) -> str | None:
-    info = current_member()
-    if info is not None:
-        return info.name
+def _script_key(messages: Sequence[ChatMessage]) -> str | None:
+    named = None
     for m in messages:
         if m.role == "user":
             found = _YOU_ARE.search(m.text)
             if found:
-                return found.group(1)
-    return None
+                named = found.group(1)
+                break
+    info = current_member()
+    if info is None:
+        return named
+    return info.name if named == info.name else f"{info.name}/sub"

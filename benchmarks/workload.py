@@ -1,0 +1,304 @@
+"""The workload W(n, k) of the design's "Performance targets", one mode in this process.
+
+n ``react()`` members each make k calls to a ``noop`` tool on a scripted model, then submit;
+nothing stops early (leaderless, ``stop_on_submission=False``).  Every mode runs the same agent
+(``worker``) on the same model (``swarm/scripted`` with one ``"*"`` script), so the model's cost
+is identical and only what is wrapped around the agents differs.
+
+    python benchmarks/workload.py MODE N K [--profile FILE]
+
+prints one JSON line: ``{"mode", "n", "k", "wall_s", "peak_rss_mb", "status", ...}``.
+``benchmarks/run.py`` runs every mode in its own fresh process (so peak RSS is per mode) and
+tabulates them; use it rather than this file.
+
+This module imports nothing heavy at the top, so ``run.py`` can read ``MODES`` cheaply.  (No
+``from __future__ import annotations``: Inspect evaluates the annotations of the ``@tool`` and
+``@agent`` defined inside functions against module globals, which would not find them.)
+"""
+
+import argparse
+import functools
+import json
+import os
+import resource
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+ANSWER = "42"
+SUBMITTED_KEY = "bench:submitted"
+"""Where the floor's solver leaves how many of its agents submitted (the swarms keep theirs in
+their ``inspect_swarm:result`` record)."""
+RESULT_KEY = "inspect_swarm:result"
+"""The result record both swarm-eval and inspect-swarm 0.1.0 write to the sample store."""
+USAGE = (100, 10)
+"""Fixed (input, output) tokens per model call, so usage costs the same in every mode."""
+
+
+# -- the shared model behaviour ----------------------------------------------------------------
+
+
+def noop_script(k: int) -> dict[str, list[dict[str, Any]]]:
+    """k calls to ``noop``, then ``submit``; for every member (``"*"``), usage always set."""
+    steps: list[dict[str, Any]] = [
+        {"tool": "noop", "args": {"i": i}, "usage": list(USAGE)} for i in range(k)
+    ]
+    steps.append({"submit": ANSWER, "usage": list(USAGE)})
+    return {"*": steps}
+
+
+@functools.cache
+def worker_factory() -> Callable[..., Any]:
+    """The registered ``@agent`` every mode runs: ``react()`` with the ``noop`` tool."""
+    from inspect_ai.agent import Agent, agent, react
+    from inspect_ai.tool import Tool, tool
+
+    @tool
+    def noop() -> Tool:
+        async def execute(i: int) -> str:
+            """Do nothing.
+
+            Args:
+                i: a counter
+            """
+            return f"ok {i}"
+
+        return execute
+
+    @agent
+    def worker() -> Agent:
+        return react(tools=[noop()])
+
+    return worker
+
+
+def preamble(name: str, n: int) -> str:
+    """What a swarm tells each member (the same words in swarm-eval and inspect-swarm)."""
+    return f"You are {name}, one of {n} agents in a swarm working on this task at the same time."
+
+
+# -- the modes ---------------------------------------------------------------------------------
+
+
+def build_floor(n: int, k: int) -> Any:
+    """The n agents in one anyio task group inside a solver, no swarm around them."""
+    import anyio
+    from inspect_ai.agent import AgentState, run
+    from inspect_ai.model import ChatMessageTool, ChatMessageUser
+    from inspect_ai.solver import Generate, TaskState, solver
+
+    worker = worker_factory()
+
+    def submitted(state: AgentState | None) -> bool:
+        if state is None:
+            return False
+        # react() drops the submit call from the messages; the answer becomes the completion.
+        noops = sum(1 for m in state.messages if isinstance(m, ChatMessageTool))
+        return noops == k and state.output.completion.rstrip().endswith(ANSWER)
+
+    @solver
+    def floor() -> Any:
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            results: list[AgentState | None] = [None] * n
+
+            async def one(i: int) -> None:
+                name = f"worker-{i + 1}"
+                messages = [
+                    ChatMessageUser(content=state.input_text, source="input"),
+                    ChatMessageUser(content=preamble(name, n), source="input"),
+                ]
+                results[i] = await run(worker(), messages, name=name)
+
+            async with anyio.create_task_group() as tg:
+                for i in range(n):
+                    tg.start_soon(one, i)
+            state.store.set(SUBMITTED_KEY, sum(submitted(s) for s in results))
+            state.output.completion = ANSWER
+            return state
+
+        return solve
+
+    return floor()
+
+
+def build_swarm(n: int, k: int) -> Any:
+    """swarm-eval: leaderless, every member runs to its submission."""
+    from swarm import controller, member, swarm
+
+    return swarm(
+        members=member(worker_factory(), count=n),
+        controller=controller("leaderless", stop_on_submission=False),
+    )
+
+
+def build_peer(n: int, k: int) -> Any:
+    """inspect-swarm 0.1.0: the same roster and controller, no channels."""
+    from inspect_swarm import leaderless, member, swarm
+
+    return swarm(
+        members=member(worker_factory(), count=n),
+        controller=leaderless(stop_on_submission=False),
+        channels=[],
+    )
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One way of running W(n, k).  ``build(n, k)`` returns the task's solver (or agent)."""
+
+    description: str
+    build: Callable[[int, int], Any]
+    script: Callable[[int], Mapping[str, Any]] = noop_script
+    requires: str | None = None
+    """A distribution that must be installed (the mode is skipped without it)."""
+    requires_version: str | None = None
+    install_hint: str | None = None
+    tags: tuple[str, ...] = field(default=())
+
+
+MODES: dict[str, Mode] = {
+    "floor": Mode(
+        description="n react() agents in one anyio task group in a solver, no swarm (the floor)",
+        build=build_floor,
+    ),
+    "swarm": Mode(
+        description="swarm-eval: swarm(member(worker, count=n), leaderless, "
+        "stop_on_submission=False), no channels",
+        build=build_swarm,
+    ),
+    "peer": Mode(
+        description="inspect-swarm 0.1.0: swarm(member(worker, count=n), "
+        "leaderless(stop_on_submission=False), channels=[])",
+        build=build_peer,
+        requires="inspect-swarm",
+        requires_version="0.1.0",
+        install_hint="pip install -e '.[bench]'  (or: pip install inspect-swarm==0.1.0)",
+    ),
+    # Later workloads are new entries here, each with its own builder (and, when the model
+    # should behave differently, its own ``script``); they are not implemented yet:
+    #   "swarm-budget": swarm-eval with a Budget(tokens=...) so accounting is on every call;
+    #   "swarm-shm":    swarm-eval with the shared_memory channel, every step appending to one
+    #                   shared file (script: k shared_memory appends instead of noop calls);
+    #   "peer-shm":     inspect-swarm 0.1.0 with shared_memory(rate=None, ...), the baseline's
+    #                   peer-shm, beside swarm-shm.
+}
+
+
+# -- one measured run --------------------------------------------------------------------------
+
+
+def _peak_rss_mb() -> float:
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    # Linux reports KiB, macOS bytes.
+    return rss / (1024 * 1024) if sys.platform == "darwin" else rss / 1024
+
+
+def _submitted(sample: Any) -> int | None:
+    if sample is None:
+        return None
+    store = sample.store or {}
+    if SUBMITTED_KEY in store:
+        return int(store[SUBMITTED_KEY])
+    record = store.get(RESULT_KEY)
+    if isinstance(record, Mapping):
+        return sum(1 for m in record.get("members", []) if m.get("submitted"))
+    return None
+
+
+def _model_calls(log: Any) -> int | None:
+    """Model calls made, from the log's usage (every call reports exactly ``USAGE``)."""
+    usage = log.stats.model_usage if log.stats else {}
+    total = sum(u.total_tokens for u in usage.values())
+    per_call = sum(USAGE)
+    return total // per_call if total % per_call == 0 else None
+
+
+def measure(mode_name: str, n: int, k: int, profile: str | None = None) -> dict[str, Any]:
+    """Run W(n, k) in ``mode_name`` once and return its measurements."""
+    from inspect_ai import Task, eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.scorer import includes
+
+    mode = MODES[mode_name]
+    result: dict[str, Any] = {"mode": mode_name, "n": n, "k": k}
+    task = Task(
+        dataset=[Sample(input="What is 6*7?", target=ANSWER)],
+        solver=mode.build(n, k),
+        scorer=includes(),
+    )
+    with tempfile.TemporaryDirectory(prefix="swarm-bench-") as log_dir:
+        profiler = None
+        if profile:
+            import cProfile
+
+            profiler = cProfile.Profile()
+            profiler.enable()
+        t0, c0 = time.perf_counter(), time.process_time()
+        logs = eval(
+            task,
+            model="swarm/scripted",
+            model_args={"scripts": dict(mode.script(k))},
+            display="none",
+            log_dir=log_dir,
+            max_connections=1000,
+        )
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        if profiler is not None:
+            profiler.disable()
+            profiler.dump_stats(profile)
+        log = logs[0]
+        sample = log.samples[0] if log.samples else None
+        submitted = _submitted(sample)
+        calls = _model_calls(log)
+        status = log.status
+        if status == "success" and (submitted != n or calls != n * (k + 1)):
+            status = "incomplete"
+        result.update(
+            wall_s=round(wall, 3),
+            cpu_s=round(cpu, 3),
+            peak_rss_mb=round(_peak_rss_mb(), 1),
+            status=status,
+            submitted=submitted,
+            model_calls=calls,
+        )
+        if log.error is not None:
+            result["error"] = log.error.message
+        elif sample is not None and sample.error is not None:
+            result["error"] = sample.error.message
+        if log.results and log.results.scores:
+            metric = log.results.scores[0].metrics.get("accuracy")
+            result["accuracy"] = None if metric is None else metric.value
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("mode", choices=sorted(MODES))
+    parser.add_argument("n", type=int)
+    parser.add_argument("k", type=int)
+    parser.add_argument("--profile", metavar="FILE", help="cProfile the eval into FILE")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("INSPECT_DISPLAY", "none")
+    try:
+        result = measure(args.mode, args.n, args.k, args.profile)
+    except Exception as ex:
+        traceback.print_exc()
+        result = {
+            "mode": args.mode,
+            "n": args.n,
+            "k": args.k,
+            "wall_s": None,
+            "peak_rss_mb": round(_peak_rss_mb(), 1),
+            "status": "crashed",
+            "error": repr(ex),
+        }
+    print(json.dumps(result), flush=True)
+    return 0 if result["status"] == "success" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

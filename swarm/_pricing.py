@@ -1,0 +1,39 @@
+"""Checking, before a cost cap applies, that every member's model has a price."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from inspect_ai.model import Model, get_model, get_model_info
+
+from swarm._roster import MemberSpec
+from swarm.errors import ConfigError
+
+__all__ = ["check_prices"]
+
+
+def check_prices(specs: Iterable[MemberSpec]) -> None:
+    """Raise ``ConfigError`` naming each member model that has no cost data.
+
+    A member's model is its factory's ``model`` argument when it gives one (a name or a
+    ``Model``), else the eval's model.  Models chosen at run time (a subagent's) cannot be
+    checked; their calls are counted as unpriced in the ledger.
+    """
+    missing: set[str] = set()
+    for spec in specs:
+        model = spec.args.get("model")
+        if model is None:
+            model = get_model()
+        if not isinstance(model, str | Model):
+            continue
+        info = get_model_info(model)
+        if info is None or info.cost is None:
+            missing.add(str(model))
+    if missing:
+        names = ", ".join(sorted(missing))
+        raise ConfigError(
+            f"budget.cost: a cost cap needs prices, and model(s) {names} have none. Give them "
+            "with inspect_ai.model.set_model_info(name, ModelInfo(cost=ModelCost(...))) or "
+            "set_model_cost(), or `inspect eval --model-cost-config prices.yaml`; or drop the "
+            "cost cap."
+        )

@@ -1,0 +1,37 @@
+"""Reading swarm records back from Inspect logs.
+
+- ``SwarmColumns``: eleven columns for Inspect's ``samples_df()`` (needs the optional
+  ``swarm-eval[analysis]`` extra: pandas and pyarrow);
+- ``swarm_ledger(sample)``: a sample's whole ``inspect_swarm:ledger`` as a ``SwarmLedger``,
+  whose ``members`` are ``MemberLedger``s with a ``Meter`` and ``Calls`` each;
+  ``SwarmLedger.model_json_schema()`` describes every field.
+"""
+
+from __future__ import annotations
+
+from swarm.analysis._columns import SwarmColumns, require_dataframes
+from swarm.analysis._ledger import (
+    Budget,
+    Calls,
+    Caps,
+    MemberLedger,
+    Meter,
+    SampleLimits,
+    SwarmLedger,
+    Usage,
+    swarm_ledger,
+)
+
+__all__ = [
+    "Budget",
+    "Calls",
+    "Caps",
+    "MemberLedger",
+    "Meter",
+    "SampleLimits",
+    "SwarmColumns",
+    "SwarmLedger",
+    "Usage",
+    "require_dataframes",
+    "swarm_ledger",
+]
