@@ -46,7 +46,7 @@ def render_docstring(doc: str) -> str:
     params: list[tuple[str, str]] = []
     returns: str | None = None
     versions: list[str] = []
-    current: list[str] | None = None  # the field whose continuation lines we are reading
+    current: str | None = None  # the field whose indented continuation lines come next
     for line in doc.splitlines():
         stripped = line.strip()
         field = _FIELD.match(stripped)
@@ -54,10 +54,10 @@ def render_docstring(doc: str) -> str:
         if field:
             if field.group("param"):
                 params.append((field.group("param"), field.group("text")))
-                current = ["param"]
+                current = "param"
             elif stripped.startswith(":return"):
                 returns = field.group("text")
-                current = ["return"]
+                current = "return"
             else:  # :raises X: is kept as prose
                 prose.append(stripped)
                 current = None
@@ -71,7 +71,7 @@ def render_docstring(doc: str) -> str:
             versions.append(f"*{kind} {version.group('version')}.*" + (f" {rest}" if rest else ""))
             current = None
         elif current is not None and stripped and line.startswith((" ", "\t")):
-            if current == ["param"]:
+            if current == "param":
                 name, text = params[-1]
                 params[-1] = (name, f"{text} {stripped}")
             else:
@@ -153,7 +153,7 @@ class _Types:
     def __init__(self, tree: ast.Module) -> None:
         self.where: dict[str, tuple[str, list[ast.stmt], int]] = {}
         self._index(tree)
-        for node in tree.body:
+        for node in ast.walk(tree):  # top level and `if TYPE_CHECKING:` blocks alike
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("swarm."):
                 spec = importlib.util.find_spec(node.module)
                 if spec is None or spec.origin is None or not spec.origin.endswith(".py"):

@@ -7,6 +7,18 @@ from __future__ import annotations
 
 from swarm._agent import swarm
 from swarm._budget import Budget
+from swarm._bus import (
+    Bus,
+    CommCounts,
+    Draft,
+    Loop,
+    NoticeLine,
+    Record,
+    RecordRejected,
+    Rejection,
+    WaitNews,
+    current_bus,
+)
 from swarm._context import current_member
 from swarm._defaults import first_submission, last_submission
 from swarm._manager import (
@@ -17,6 +29,7 @@ from swarm._manager import (
     plugin_catalog,
     reset_plugin_catalog,
 )
+from swarm._member_tools import swarm_on_continue, swarm_tools, swarm_wait
 from swarm._roster import MemberSpec, member
 from swarm._run import RESULT_KEY
 from swarm._topology import PluginSpec, channel, controller, load_topology
@@ -44,11 +57,15 @@ __all__ = [
     "RESULT_KEY",
     "Answer",
     "Budget",
+    "Bus",
+    "CommCounts",
     "ConfigError",
     "Decision",
     "Delivery",
+    "Draft",
     "FinalRecord",
     "FinalRule",
+    "Loop",
     "MemberEnded",
     "MemberInfo",
     "MemberLimits",
@@ -56,19 +73,25 @@ __all__ = [
     "MemberSpec",
     "MemberSubmitted",
     "MemberView",
+    "NoticeLine",
     "PluginCatalog",
     "PluginError",
     "PluginSource",
     "PluginSpec",
+    "Record",
+    "RecordRejected",
     "Register",
     "Registration",
+    "Rejection",
     "SwarmError",
     "SwarmResult",
     "SwarmView",
     "UsageError",
+    "WaitNews",
     "__version__",
     "channel",
     "controller",
+    "current_bus",
     "current_member",
     "first_submission",
     "get_plugin_manager",
@@ -80,4 +103,7 @@ __all__ = [
     "plugin_catalog",
     "reset_plugin_catalog",
     "swarm",
+    "swarm_on_continue",
+    "swarm_tools",
+    "swarm_wait",
 ]

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 import pluggy
 
+from swarm._bus import NoticeLine, Record, Rejection, WaitNews
 from swarm.errors import PluginError
 from swarm.records import (
     Answer,
@@ -165,7 +166,49 @@ class RunHooks:
             plugin, "swarm_delivery_mode", f"returned {mode!r}; expected 'notify' or 'poll'"
         )
 
+    def admit_record(self, view: SwarmView, record: Record) -> Rejection | None:
+        """``swarm_admit_record``: the first rejection, if any."""
+        decided = self.decide("swarm_admit_record", Rejection, view=view, record=record)
+        return None if decided is None else decided[1]
+
     # -- collectors ----------------------------------------------------------------------------
+
+    def member_tools(
+        self, view: SwarmView, member: MemberView, nested: bool
+    ) -> list[tuple[str, Any]]:
+        """``swarm_member_tools``: (plugin name, list of tools) pairs."""
+        found = self.collect("swarm_member_tools", list, view=view, member=member, nested=nested)
+        return [(plugin, tools) for plugin, tools in found]
+
+    def notice_lines(self, view: SwarmView, member: MemberView, loop: str) -> list[NoticeLine]:
+        """``swarm_notice_lines``."""
+        found = self.collect("swarm_notice_lines", NoticeLine, view=view, member=member, loop=loop)
+        return [line for _, line in found]
+
+    def wait_news(
+        self, view: SwarmView, member: MemberView, loop: str, path: str | None
+    ) -> list[WaitNews]:
+        """``swarm_wait_news``.  A ``ToolError`` (a bad path) passes through to the model."""
+        from inspect_ai.tool import ToolError
+
+        news: list[WaitNews] = []
+        for impl in self.impls("swarm_wait_news"):
+            try:
+                result = _call(impl, {"view": view, "member": member, "loop": loop, "path": path})
+            except ToolError:
+                raise
+            except Exception as ex:
+                raise PluginError(impl.plugin_name, "swarm_wait_news", f"raised {ex!r}") from ex
+            if result is None:
+                continue
+            if not isinstance(result, WaitNews):
+                raise PluginError(
+                    impl.plugin_name,
+                    "swarm_wait_news",
+                    f"returned {type(result).__name__} {result!r}; expected WaitNews or None",
+                )
+            news.append(result)
+        return news
 
     def member_instructions(self, view: SwarmView, member: MemberView) -> list[tuple[str, str]]:
         """``swarm_member_instructions``: (plugin name, paragraph) pairs."""
@@ -184,6 +227,10 @@ class RunHooks:
     def member_ended(self, view: SwarmView, event: MemberEnded) -> None:
         """``swarm_member_ended``."""
         self.observe("swarm_member_ended", view=view, event=event)
+
+    def record_delivered(self, view: SwarmView, record: Record) -> None:
+        """``swarm_record_delivered``."""
+        self.observe("swarm_record_delivered", view=view, record=record)
 
     def run_ended(self, view: SwarmView, result: SwarmResult) -> None:
         """``swarm_run_ended``."""

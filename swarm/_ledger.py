@@ -1,4 +1,4 @@
-"""The ``inspect_swarm:ledger`` record: the swarm's accounting, field for field as the spec has it."""
+"""The ``inspect_swarm:ledger`` record: the swarm's accounting, field for field as in the spec."""
 
 from __future__ import annotations
 
@@ -102,10 +102,14 @@ def ledger_record(
         and not compaction
     )
     scale = max(float(delta.total_tokens), 1.0)
-    attribution_complete = total_complete and all(
-        _near_zero(getattr(unattributed, f), scale)
-        for f in ("input_tokens", "output_tokens", "total_tokens")
-    ) and _near_zero(unattributed.total_cost, max(delta.total_cost or 0.0, 1.0))
+    attribution_complete = (
+        total_complete
+        and all(
+            _near_zero(getattr(unattributed, f), scale)
+            for f in ("input_tokens", "output_tokens", "total_tokens")
+        )
+        and _near_zero(unattributed.total_cost, max(delta.total_cost or 0.0, 1.0))
+    )
     return {
         "version": 1,
         "budget": _budget_record(accounts),
@@ -142,4 +146,3 @@ def ledger_record(
         "total_complete": total_complete,
         "attribution_complete": attribution_complete,
     }
-

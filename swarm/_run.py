@@ -18,8 +18,7 @@ import anyio
 import pluggy
 from inspect_ai.agent import AgentState
 from inspect_ai.log import transcript
-from inspect_ai.model import ChatMessage, ChatMessageUser, ModelOutput
-from inspect_ai.model import ModelUsage
+from inspect_ai.model import ChatMessage, ChatMessageUser, ModelOutput, ModelUsage
 from inspect_ai.util import (
     LimitExceededError,
     apply_limits,
@@ -36,15 +35,17 @@ from shortuuid import uuid as shortuuid
 
 from swarm import hookspecs
 from swarm._accounting import Accounts
+from swarm._bus import Bus
 from swarm._caps import effective_grace, split_sentence
 from swarm._context import _MEMBER, _RUN
 from swarm._defaults import KernelDefaults
 from swarm._events import index_events
+from swarm._hooks import RunHooks
 from swarm._ledger import LEDGER_KEY, MemberOutcome, ledger_record
 from swarm._limits import SwarmLimitError, SwarmStopped
-from swarm._pricing import check_prices
-from swarm._hooks import RunHooks
 from swarm._manager import PluginCatalog
+from swarm._pricing import check_prices
+from swarm._waits import Waits
 from swarm._roster import RosterEntry, build_agent, expand_roster
 from swarm._topology import PluginSpec, SwarmSpec
 from swarm.errors import PluginError, SwarmError
@@ -180,8 +181,17 @@ class SwarmRun:
         self._by_name = {m.info.name: m for m in self.members}
         self.controller_name = spec.controller.name
         self.channel_names = tuple(c.name for c in spec.channels)
+        self.channel_objects = [
+            (ch.name, _instantiate(self.catalog, "channel", ch)) for ch in spec.channels
+        ]
+        self.bus = Bus(self, self.channel_objects)
+        self.waits = Waits(self, self.bus) if self.bus.max_wait is not None else None
         self.pm = self._build_manager()
         self.hooks = RunHooks(self.pm)
+        self._own_loops: dict[str, str] = {}
+        self._tools: dict[bool, list[Any]] = {}
+        self.continue_wired: set[str] = set()
+        self._notices = 0
         self.accounts = Accounts(spec.budget)
         for m in self.members:
             self.accounts.add_member(m.info.name, m.entry.spec.limits)
@@ -213,8 +223,9 @@ class SwarmRun:
                 _instantiate(self.catalog, "controller", self.spec.controller),
             )
         )
-        for ch in self.spec.channels:
-            plugins.append((f"channel:{ch.name}", _instantiate(self.catalog, "channel", ch)))
+        for name, channel in self.channel_objects:
+            plugins.append((f"channel:{name}", channel))
+        plugins.append(("swarm:rate", self.bus.rate_control))
         plugins.extend(self.catalog.runtime_plugins())
         for name, plugin in plugins:
             try:
@@ -239,6 +250,73 @@ class SwarmRun:
             channels=self.channel_names,
             controller=self.controller_name,
         )
+
+    def member_view(self, name: str) -> MemberView:
+        """The view of member ``name`` now."""
+        return self._by_name[name].view
+
+    # -- what members wire in (swarm_tools, swarm_on_continue) ---------------------------------
+
+    def bind_own_loop(self, member: str, span: str) -> str:
+        """The member's own loop: the first loop that resolves ``swarm_tools()``."""
+        return self._own_loops.setdefault(member, span)
+
+    def own_loop(self, member: str) -> str | None:
+        """The member's own loop, once bound."""
+        return self._own_loops.get(member)
+
+    def member_tools(self, member: str, *, nested: bool) -> list[Any]:
+        """The tools a member's own (or a nested) loop gets from the channels."""
+        tools = self._tools.get(nested)
+        if tools is None:
+            from swarm._member_tools import swarm_wait
+
+            order = {f"channel:{name}": i for i, name in enumerate(self.channel_names)}
+            found = self.hooks.member_tools(self.view(), self.member_view(member), nested)
+            found.sort(key=lambda pair: order.get(pair[0], len(order)))
+            tools = [t for _, ts in found for t in ts]
+            if self.waits is not None:
+                tools.append(swarm_wait())
+            self._tools[nested] = tools
+        return tools
+
+    def notice_for(self, member: str, span: str) -> tuple[str, dict[str, Any]] | None:
+        """The notice for a member's own loop at a turn boundary, or ``None``."""
+        m = self._by_name[member]
+        if self._own_loops.get(member) != span:
+            return None
+        self.continue_wired.add(member)
+        if m.delivery != "notify":
+            return None
+        lines = self.hooks.notice_lines(self.view(), m.view, span)
+        if not lines:
+            return None
+        self._notices += 1
+        notice_id = f"n-{self._notices}"
+        for line in lines:
+            self.bus.counts_for(member, line.channel).notices += 1
+            transcript().info(
+                {
+                    "version": 1,
+                    "type": "comm",
+                    "kind": "notified",
+                    "member": member,
+                    "loop": span,
+                    "nested": False,
+                    "channel": line.channel,
+                    "notice": notice_id,
+                    "ids": list(line.ids),
+                },
+                source=INFO_SOURCE,
+            )
+        text = "[Swarm notice] " + " ".join(line.text for line in lines)
+        metadata = {
+            "version": 1,
+            "type": "notice",
+            "id": notice_id,
+            "lines": [{"channel": line.channel, "ids": list(line.ids)} for line in lines],
+        }
+        return text, metadata
 
     @property
     def output(self) -> ModelOutput:
@@ -411,6 +489,8 @@ class SwarmRun:
                 self._apply(self.hooks.on_member_end(self.view(), event), "swarm_on_member_end")
         self.hooks.member_ended(self.view(), event)
         self._refresh_answer()
+        if self.waits is not None:
+            self.waits.member_ended(m.info.name, status)
         if self._running == 0:
             if self._all_ended is not None:
                 self._all_ended.set()
@@ -439,6 +519,9 @@ class SwarmRun:
             return
         self.stopping = True
         self.stop_reason = reason
+        self.bus.close()
+        if self.waits is not None:
+            self.waits.stopping()
         if self._timer is not None:
             self._timer.cancel()
         self._all_ended = anyio.Event()

@@ -25,9 +25,14 @@ manager built for that run only, so concurrent samples never see each other's pl
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pluggy
+
+if TYPE_CHECKING:
+    from inspect_ai.tool import Tool
+
+    from swarm._bus import NoticeLine, Record, Rejection, WaitNews
 
 from swarm.records import (
     Answer,
@@ -181,9 +186,82 @@ def swarm_delivery_mode(view: SwarmView, member: MemberView) -> Delivery | None:
     """
 
 
+@hookspec(firstresult=True)
+def swarm_admit_record(view: SwarmView, record: Record) -> Rejection | None:
+    """Admit or reject a write to a channel before it is applied.
+
+    Stops at first non-None result: the first rejection wins, and every implementation is
+    asked until one rejects.  The kernel's rate control (a channel's ``rate``) is one
+    implementation; a policy plugin can add its own controls.  A rejection is shown to the
+    model as a tool error with ``reason`` and counted per member, channel and ``control``.
+
+    :param view: the run now.
+    :param record: the write, stamped by the runtime (sender, loop, size, channel op); its
+        ``seq`` is 0 until committed.
+    :return: a ``Rejection(control, reason)``; ``None`` to admit (as far as this plugin goes).
+
+    .. versionadded:: 0.1
+    """
+
+
 # ---------------------------------------------------------------------------------------------
 # Collectors: every implementation, results gathered
 # ---------------------------------------------------------------------------------------------
+
+
+@hookspec
+def swarm_member_tools(view: SwarmView, member: MemberView, nested: bool) -> list[Tool] | None:
+    """Tools a member's loop gets from ``swarm_tools()``.
+
+    Every implementation is called once per run for the member's own loops and once for
+    subagent loops (``nested``); results are concatenated in channel order.  A channel whose
+    tools should not reach subagents returns ``None`` when ``nested``.
+
+    :param view: the run now.
+    :param member: the member whose loop resolves its tools.
+    :param nested: whether the loop is a subagent's rather than the member's own.
+    :return: a list of Inspect tools; ``None`` for none.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def swarm_notice_lines(view: SwarmView, member: MemberView, loop: str) -> NoticeLine | None:
+    """A channel's line for a member's next notice (notify mode, own loop, turn boundary).
+
+    Every implementation is called; the lines are joined into one ``[Swarm notice]`` message.
+    A line should name only counts, swarm ids and roster names, never member-written text, and
+    returning it covers what it names (the next notice omits it until it changes again).
+
+    :param view: the run now.
+    :param member: the member at a turn boundary of its own loop.
+    :param loop: the loop's agent span id.
+    :return: a ``NoticeLine``; ``None`` when the channel has nothing new for the member.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def swarm_wait_news(
+    view: SwarmView, member: MemberView, loop: str, path: str | None
+) -> WaitNews | None:
+    """What is news to a loop waiting in ``swarm_wait`` on a channel that supports waiting.
+
+    Every implementation is called when a wait starts and whenever a record is committed
+    while it waits; any result ends the wait with outcome ``news``.  Must be cheap: compute it
+    from what changed for this loop, not by scanning the channel.  Raise ``ToolError`` for a
+    ``path`` the channel cannot watch.
+
+    :param view: the run now.
+    :param member: the waiting member.
+    :param loop: the waiting loop's agent span id.
+    :param path: what the wait watches (``None``: everything).
+    :return: ``WaitNews``; ``None`` when nothing watched has changed for this loop.
+
+    .. versionadded:: 0.1
+    """
 
 
 @hookspec
@@ -235,6 +313,18 @@ def swarm_member_ended(view: SwarmView, event: MemberEnded) -> None:
 
     :param view: the run now.
     :param event: who ended, how, and when.
+    :return: nothing.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def swarm_record_delivered(view: SwarmView, record: Record) -> None:
+    """A write was admitted, applied and committed to a channel.
+
+    :param view: the run now.
+    :param record: the committed record (``seq`` set).
     :return: nothing.
 
     .. versionadded:: 0.1

@@ -58,14 +58,16 @@ def _env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def _run(args: list[str], tmp_path: Path, timeout: float = 90) -> subprocess.CompletedProcess[str]:
+def _run(
+    args: list[str], tmp_path: Path, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         args,
-        cwd=tmp_path,
+        cwd=cwd or tmp_path,
         env=_env(tmp_path),
         capture_output=True,
         text=True,
-        timeout=timeout,
+        timeout=90,
         check=False,
     )
 
@@ -121,16 +123,18 @@ def _read_result(tmp_path: Path) -> dict[str, Any]:
     "solver_args",
     [
         ["-S", "members={factory: react, count: 4}", "-M", "answer=42"],
-        ["-S", f"config={EXAMPLES / 'topology.yaml'}"],
+        ["-S", "config=docs/examples/topology.yaml"],
     ],
     ids=["members", "config"],
 )
 def test_quickstart_inspect_cli(solver_args: list[str], tmp_path: Path) -> None:
+    # As the quickstart has it: run from the repository root, with relative paths (Inspect
+    # does not take an absolute task path).
     done = _run(
         [
             str(BIN / "inspect"),
             "eval",
-            str(EXAMPLES / "task.py"),
+            "docs/examples/task.py",
             "--solver",
             "swarm/swarm",
             "--model",
@@ -140,6 +144,7 @@ def test_quickstart_inspect_cli(solver_args: list[str], tmp_path: Path) -> None:
             *solver_args,
         ],
         tmp_path,
+        cwd=ROOT,
     )
     assert done.returncode == 0, _explain(done)
     result = _read_result(tmp_path)

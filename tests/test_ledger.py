@@ -8,14 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import result, statuses, worker
 from inspect_ai.agent import Agent, AgentState, agent, as_tool, react
 from inspect_ai.log import EvalSample
 from inspect_ai.model import ModelCost, ModelInfo, get_model, set_model_info
 
 from swarm import Budget, MemberLimits, controller, member, swarm
 from swarm.analysis import swarm_ledger
-from swarm.testing import call, fail, pause, run_eval, scripted_model, submit
-from helpers import result, statuses, worker
+from swarm.testing import Step, call, fail, pause, run_eval, scripted_model, submit
 
 SPEC_LEDGER = json.loads((Path(__file__).parent / "data" / "spec_ledger_example.json").read_text())
 PRICE = ModelCost(input=1.0, output=2.0, input_cache_write=1.0, input_cache_read=0.1)
@@ -122,7 +122,7 @@ def test_unpriced_calls_make_the_totals_incomplete(log_dir: Path) -> None:
 
 def test_cost_cap_stops_the_swarm(log_dir: Path, priced: None) -> None:
     per_call = (1000 * 1.0 + 100 * 2.0) / 1e6  # usage (1000, 100) at the price above
-    steps = [pause(0.01, call("noop", i=i)).__class__(tool="noop", args={"i": i}, sleep=0.01, usage=(1000, 100)) for i in range(100)]
+    steps = [Step(tool="noop", args={"i": i}, sleep=0.01, usage=(1000, 100)) for i in range(100)]
     model = scripted_model({"*": steps})
     cap = 10 * per_call
     solver = swarm(members=member(worker, count=4), budget=Budget(cost=cap))
@@ -152,26 +152,27 @@ def test_token_cap_from_the_sample_limit(log_dir: Path) -> None:
 
 
 def test_equal_split_ends_a_greedy_member_with_share(log_dir: Path) -> None:
-    greedy = [Step_(i) for i in range(100)]
-    model = scripted_model(
-        {"worker-1": greedy, "*": [pause(0.3, call("noop", i=0)), submit("42")]}
-    )
+    greedy = [fixed(i) for i in range(100)]
+    model = scripted_model({"worker-1": greedy, "*": [pause(0.3, call("noop", i=0)), submit("42")]})
     solver = swarm(
         members=member(worker, count=3),
         controller=controller("leaderless", stop_on_submission=False),
         budget=Budget(tokens=30_000, split="equal"),
     )
     sample = sample_of(run_eval(solver, model=model, log_dir=log_dir))
-    assert statuses(sample) == {"worker-1": "share", "worker-2": "submitted", "worker-3": "submitted"}
+    assert statuses(sample) == {
+        "worker-1": "share",
+        "worker-2": "submitted",
+        "worker-3": "submitted",
+    }
     ledger = ledger_of(sample)
     assert ledger["stop_reason"] == "all_done"
     meters = {m["name"]: m["meter"]["usage"]["total_tokens"] for m in ledger["members"]}
     assert meters["worker-1"] >= 10_000
 
 
-def Step_(i: int) -> Any:  # noqa: N802  (a step with fixed usage)
-    from swarm.testing import Step
-
+def fixed(i: int) -> Step:
+    """A tool-call step with fixed usage: 900 input and 100 output tokens."""
     return Step(tool="noop", args={"i": i}, usage=(900, 100))
 
 
@@ -240,7 +241,9 @@ def test_cache_replay_is_counted_and_free(
 ) -> None:
     monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
     model = scripted_model({"*": [submit("42")]})
-    ledger = ledger_of(sample_of(run_eval(swarm(members=cached_member), model=model, log_dir=log_dir)))
+    ledger = ledger_of(
+        sample_of(run_eval(swarm(members=cached_member), model=model, log_dir=log_dir))
+    )
     [m] = ledger["members"]
     assert m["calls"]["cache_replays"] == 1
     assert m["calls"]["calls"] == 1
@@ -282,9 +285,12 @@ def test_subagent_usage_counts_for_its_member(log_dir: Path, priced: None) -> No
 
 
 def test_member_token_limit_is_metered_and_enforced(log_dir: Path) -> None:
-    model = scripted_model({"worker-1": [Step_(i) for i in range(50)], "*": [submit("42")]})
+    model = scripted_model({"worker-1": [fixed(i) for i in range(50)], "*": [submit("42")]})
     solver = swarm(
-        members=[member(worker, name="worker-1", limits=MemberLimits(token=3000)), member(worker, name="worker-2")],
+        members=[
+            member(worker, name="worker-1", limits=MemberLimits(token=3000)),
+            member(worker, name="worker-2"),
+        ],
         controller=controller("leaderless", stop_on_submission=False),
     )
     sample = sample_of(run_eval(solver, model=model, log_dir=log_dir))
@@ -304,7 +310,9 @@ def test_cost_cap_needs_prices(log_dir: Path) -> None:
 
 def test_swarm_ledger_reader(log_dir: Path, priced: None) -> None:
     model = scripted_model({"*": [submit("42")]})
-    sample = sample_of(run_eval(swarm(members=member(worker, count=2)), model=model, log_dir=log_dir))
+    sample = sample_of(
+        run_eval(swarm(members=member(worker, count=2)), model=model, log_dir=log_dir)
+    )
     ledger = swarm_ledger(sample)
     assert ledger is not None
     assert [m.name for m in ledger.members] == ["worker-1", "worker-2"]
