@@ -45,9 +45,9 @@ from swarm._ledger import LEDGER_KEY, MemberOutcome, ledger_record
 from swarm._limits import SwarmLimitError, SwarmStopped
 from swarm._manager import PluginCatalog
 from swarm._pricing import check_prices
-from swarm._waits import Waits
 from swarm._roster import RosterEntry, build_agent, expand_roster
 from swarm._topology import PluginSpec, SwarmSpec
+from swarm._waits import Waits
 from swarm.errors import PluginError, SwarmError
 from swarm.records import (
     TOPOLOGY_REASONS,

@@ -36,17 +36,31 @@ loop had seen the file or been told of it (by a notice, status line or wait resu
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
 
 import attrs
 
-from swarm import ConfigError, SwarmError
-
 from . import _board_text as text
 from ._board_text import ROOT
+from ._board_types import (
+    BOUND_CONTROLS,
+    COMMANDS,
+    CONTROLS,
+    ID_RE,
+    Applied,
+    BoardError,
+    Bounds,
+    FileChange,
+    FileInfo,
+    FileRead,
+    FileRef,
+    NoticeLine,
+    Plan,
+    Viewed,
+    WaitNews,
+    path_error,
+)
 
 __all__ = [
     "COMMANDS",
@@ -63,203 +77,8 @@ __all__ = [
     "Plan",
     "Viewed",
     "WaitNews",
+    "path_error",
 ]
-
-COMMANDS: frozenset[str] = frozenset(
-    {"create", "str_replace", "insert", "append", "delete", "rename"}
-)
-"""The write commands ``plan`` accepts (``view`` has its own method)."""
-
-CONTROLS: frozenset[str] = frozenset(
-    {"max_files", "max_file_bytes", "max_file_lines", "max_board_bytes", "path", "stale"}
-    | {"unviewed", "fence", "invalid", "not_found", "exists"}
-)
-"""Every ``BoardError.control``."""
-
-_BOUND_CONTROLS = frozenset({"max_files", "max_file_bytes", "max_file_lines", "max_board_bytes"})
-_ID_RE = re.compile(r"f-[1-9][0-9]*")
-_PART_RE = re.compile(r"[A-Za-z0-9._-]+")
-_MAX_PATH_BYTES = 160
-_MAX_PARTS = 8
-_MAX_PART = 64
-
-
-class BoardError(SwarmError):
-    """A board refused a command.  ``control`` names the rule; ``message`` is for the model."""
-
-    def __init__(self, control: str, message: str) -> None:
-        self.control = control
-        self.message = message
-        super().__init__(message)
-
-
-def _in_range(name: str, lo: int, hi: int) -> Any:
-    def check(_: object, __: object, value: object) -> None:
-        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-            raise ConfigError(f"shared_memory {name} must be an integer in [{lo}, {hi}], not {value!r}")
-
-    return check
-
-
-@attrs.frozen(kw_only=True)
-class Bounds:
-    """The board's limits.  ``ConfigError`` names a bound that is out of range."""
-
-    max_files: int = attrs.field(default=100, validator=_in_range("max_files", 1, 10_000))
-    max_file_bytes: int = attrs.field(
-        default=16_000, validator=_in_range("max_file_bytes", 1, 262_144)
-    )
-    max_file_lines: int = attrs.field(
-        default=1_000, validator=_in_range("max_file_lines", 1, 100_000)
-    )
-    max_board_bytes: int = attrs.field(default=400_000)
-
-    @max_board_bytes.validator
-    def _board_range(self, attribute: object, value: int) -> None:
-        _in_range("max_board_bytes", self.max_file_bytes, 16_777_216)(self, attribute, value)
-
-
-@attrs.frozen(kw_only=True)
-class FileInfo:
-    """A file as it is now; ``content`` is ``None`` for a tombstone (``path`` is its last path)."""
-
-    id: str
-    path: str
-    content: str | None
-    version: int
-    writer: str
-    record: str
-    loop: str
-
-    @property
-    def deleted(self) -> bool:
-        """Whether the file is a tombstone."""
-        return self.content is None
-
-
-@attrs.frozen(kw_only=True)
-class FileChange:
-    """One file a write changes.  ``file`` is ``None`` in a plan for a file the write creates.
-
-    ``base`` is the version written against (0 for a new file), ``version`` the one it makes;
-    ``old_path`` is set by a rename; ``path`` of a deleted file is the path it had.
-    """
-
-    file: str | None
-    path: str
-    base: int
-    version: int
-    old_path: str | None = None
-    deleted: bool = False
-
-    def as_dict(self) -> dict[str, Any]:
-        """The evidence form: ``{file, path, base, version[, deleted]}`` or the rename form."""
-        if self.old_path is not None:
-            return {"file": self.file, "old_path": self.old_path, "new_path": self.path}
-            | {"base": self.base, "version": self.version}
-        out: dict[str, Any] = {"file": self.file, "path": self.path, "base": self.base}
-        out["version"] = self.version
-        return out | ({"deleted": True} if self.deleted else {})
-
-
-@attrs.frozen(kw_only=True)
-class Plan:
-    """A write computed against the board (``plan``), ready for ``apply``.  Single use."""
-
-    command: str
-    member: str
-    loop: str
-    args: Mapping[str, object]
-    target: str
-    subtree: bool
-    changes: tuple[FileChange, ...]
-    payload: str
-    payload_bytes: int
-    contents: tuple[str | None, ...] = attrs.field(repr=False)
-    revision: int = attrs.field(repr=False)
-    serial: int = attrs.field(repr=False)
-
-
-@attrs.frozen(kw_only=True)
-class Applied:
-    """A committed write: the acknowledgment, the files it changed, and who now has news.
-
-    ``news_loops``/``news_members``: the loops (and their members) this write made news for.
-    """
-
-    command: str
-    ack: str
-    changes: tuple[FileChange, ...]
-    payload_bytes: int
-    news_loops: tuple[str, ...]
-    news_members: tuple[str, ...]
-
-
-@attrs.frozen(kw_only=True)
-class FileRead:
-    """What a view read of one file (never its content): ``lines`` for a ranged view."""
-
-    file: str
-    path: str
-    version: int
-    record: str
-    lines: tuple[int, int] | None = None
-    deleted: bool = False
-
-    def as_dict(self) -> dict[str, Any]:
-        """The evidence form."""
-        out = {"file": self.file, "path": self.path, "version": self.version}
-        out |= {"record": self.record}
-        out |= {"lines": list(self.lines)} if self.lines else {}
-        return out | ({"deleted": True} if self.deleted else {})
-
-
-@attrs.frozen(kw_only=True)
-class Viewed:
-    """A view's result ``text`` and what it read; ``listing`` for a directory."""
-
-    text: str
-    files: tuple[FileRead, ...]
-    listing: bool = False
-
-
-@attrs.frozen(kw_only=True)
-class FileRef:
-    """A file a news line names, at its current version."""
-
-    file: str
-    version: int
-    record: str
-
-
-def _ids(files: tuple[FileRef, ...]) -> list[dict[str, Any]]:
-    return [{"file": f.file, "version": f.version, "record": f.record} for f in files]
-
-
-@attrs.frozen(kw_only=True)
-class NoticeLine:
-    """The shared-memory line of a notice and the files it covers."""
-
-    text: str
-    files: tuple[FileRef, ...]
-
-    @property
-    def ids(self) -> list[dict[str, Any]]:
-        """The notice metadata: ``[{"file", "version", "record"}, ...]``."""
-        return _ids(self.files)
-
-
-@attrs.frozen(kw_only=True)
-class WaitNews:
-    """The news line of a ``swarm_wait`` result and the files it names."""
-
-    text: str
-    files: tuple[FileRef, ...]
-
-    @property
-    def ids(self) -> list[dict[str, Any]]:
-        """``[{"file", "version", "record"}, ...]``."""
-        return _ids(self.files)
 
 
 @attrs.define
@@ -286,6 +105,38 @@ class _Loop:
     unnotified: set[str] = attrs.Factory(set)  # pending files no notice has covered yet
 
 
+@attrs.frozen
+class _Draft:
+    target: str  # the path the command named (``old_path`` for rename)
+    subtree: bool  # whether ``target`` is a directory
+    changes: tuple[FileChange, ...]
+    contents: tuple[str | None, ...]
+    payload: str
+
+
+def _shape(
+    changes: Sequence[FileChange], contents: Sequence[str | None], blind: bool
+) -> list[tuple[object, ...]]:
+    """What must not differ between a plan and its re-plan at ``apply``."""
+    if blind:  # writes that need no view tolerate versions (and so content) moving on
+        return [(c.file, c.path, c.old_path, c.deleted) for c in changes]
+    return [(*attrs.astuple(c), t) for c, t in zip(changes, contents, strict=True)]
+
+
+def _ack(plan: Plan, done: list[FileChange]) -> str:
+    first, file = done[0], done[0].file or ""
+    if plan.command == "delete":
+        ids = sorted((c.file or "" for c in done), key=_key)
+        return text.deleted_ack(plan.target, ids, plan.subtree)
+    if plan.command == "rename":
+        new = str(plan.args["new_path"])
+        return text.renamed_ack(plan.target, new, file, first.version, len(done), plan.subtree)
+    verbs = {"create": "Replaced", "str_replace": "Edited", "append": "Appended to"}
+    verbs["insert"] = f"Inserted text after line {plan.args.get('insert_line')} of"
+    verb = "Created" if first.base == 0 else verbs[plan.command]
+    return text.written_ack(verb, first.path, file, first.version)
+
+
 def _key(file: str) -> int:
     return int(file[2:])
 
@@ -305,40 +156,9 @@ def _size(value: str) -> int:
     try:
         return len(value.encode("utf-8"))
     except UnicodeEncodeError:
-        raise BoardError("invalid", "the text is not valid UTF-8 (it has a lone surrogate).")
-
-
-def _show(path: str) -> str:
-    return repr(path if len(path) <= 200 else path[:200] + "...")
-
-
-def path_error(path: str) -> str | None:
-    """What is wrong with ``path`` under the path grammar (the root is valid), or ``None``."""
-    shown = _show(path)
-    if path == ROOT:
-        return None
-    if not path.startswith(ROOT + "/"):
-        hint = " (file ids like f-3 are accepted only by view)" if _ID_RE.fullmatch(path) else ""
-        return f"Invalid path {shown}: paths must start with {ROOT}/{hint}."
-    size = len(path.encode("utf-8", "surrogatepass"))
-    if size > _MAX_PATH_BYTES:
-        return f"Invalid path {shown}: it is {size} bytes; the limit is {_MAX_PATH_BYTES}."
-    parts = path[len(ROOT) + 1 :].split("/")
-    if len(parts) > _MAX_PARTS:
-        return f"Invalid path {shown}: it has {len(parts)} components under {ROOT}; the limit is 8."
-    for part in parts:
-        if not part:
-            return f"Invalid path {shown}: it has an empty component (a doubled or trailing '/')."
-        if part in (".", ".."):
-            return f"Invalid path {shown}: '.' and '..' are not allowed (paths are never normalised)."
-        if len(part) > _MAX_PART:
-            return f"Invalid path {shown}: a component is {len(part)} characters; the limit is 64."
-        if not _PART_RE.fullmatch(part):
-            return (
-                f"Invalid path {shown}: component {part!r} may use only letters, digits, "
-                "'.', '_' and '-'."
-            )
-    return None
+        raise BoardError(
+            "invalid", "the text is not valid UTF-8 (it has a lone surrogate)."
+        ) from None
 
 
 def _parents(path: str) -> list[str]:
@@ -392,7 +212,7 @@ class Board:
 
     def get(self, path_or_id: str) -> FileInfo | None:
         """The live file at a path, or the file (tombstone too) with an id."""
-        file_id = path_or_id if _ID_RE.fullmatch(path_or_id) else self._paths.get(path_or_id)
+        file_id = path_or_id if ID_RE.fullmatch(path_or_id) else self._paths.get(path_or_id)
         f = self._files.get(file_id) if file_id else None
         return None if f is None else self._info(f)
 
@@ -454,20 +274,18 @@ class Board:
     def plan(self, command: str, args: Mapping[str, object], *, member: str, loop: str) -> Plan:
         """Validate a write and compute its exact result against the board, changing nothing."""
         frozen = MappingProxyType(dict(args))
-        target, subtree, changes, contents, payload = self._draft(
-            command, frozen, self._loop(loop, member)
-        )
+        draft = self._draft(command, frozen, self._loop(loop, member))
         return Plan(
             command=command,
             member=member,
             loop=loop,
             args=frozen,
-            target=target,
-            subtree=subtree,
-            changes=tuple(changes),
-            payload=payload,
-            payload_bytes=_size(payload),
-            contents=tuple(contents),
+            target=draft.target,
+            subtree=draft.subtree,
+            changes=draft.changes,
+            payload=draft.payload,
+            payload_bytes=_size(draft.payload),
+            contents=draft.contents,
             revision=self._revision,
             serial=next(self._serials),
         )
@@ -478,17 +296,17 @@ class Board:
             raise ValueError("this plan was already applied")
         lp = self._loop(plan.loop, plan.member)
         changes, contents = plan.changes, plan.contents
-        if plan.revision != self._revision:
+        if plan.revision != self._revision:  # something was written since: plan it again
             try:
-                _, _, fresh, fresh_contents, _ = self._draft(plan.command, plan.args, lp)
+                fresh = self._draft(plan.command, plan.args, lp)
             except BoardError as error:
-                if error.control in _BOUND_CONTROLS:
+                if error.control in BOUND_CONTROLS:
                     raise
                 raise BoardError("stale", text.STALE) from error
             blind = plan.command in ("str_replace", "append")
-            if self._shape(changes, contents, blind) != self._shape(fresh, fresh_contents, blind):
+            if _shape(changes, contents, blind) != _shape(fresh.changes, fresh.contents, blind):
                 raise BoardError("stale", text.STALE)
-            changes, contents = tuple(fresh), tuple(fresh_contents)
+            changes, contents = fresh.changes, fresh.contents
         self._applied.add(plan.serial)
         self._revision += 1
         done: list[FileChange] = []
@@ -496,6 +314,7 @@ class Board:
         for change, content in zip(changes, contents, strict=True):
             f = self._commit(change, content, plan, record_id)
             done.append(attrs.evolve(change, file=f.id))
+            # the writer saw what it wrote only if it had seen what it wrote over
             if change.file is None or lp.seen.get(f.id, 0) == change.base:
                 lp.seen[f.id] = f.version
             self._refresh(plan.loop, lp, f, changed=False)
@@ -505,39 +324,30 @@ class Board:
         members = {m for n in news if (m := self._loops[n].member) is not None}
         return Applied(
             command=plan.command,
-            ack=self._ack(plan, done),
+            ack=_ack(plan, done),
             changes=tuple(done),
             payload_bytes=plan.payload_bytes,
             news_loops=tuple(sorted(news)),
             news_members=tuple(sorted(members)),
         )
 
-    @staticmethod
-    def _shape(
-        changes: Sequence[FileChange], contents: Sequence[str | None], blind: bool
-    ) -> list[tuple[object, ...]]:
-        if blind:  # writes that need no view tolerate versions (and so content) moving on
-            return [(c.file, c.path, c.old_path, c.deleted) for c in changes]
-        return [attrs.astuple(c) + (t,) for c, t in zip(changes, contents, strict=True)]
-
     def _commit(self, change: FileChange, content: str | None, plan: Plan, record: str) -> _File:
         size = 0 if content is None else len(content.encode("utf-8"))
         if change.file is None:
-            f = _File(f"f-{self._next_file}", change.path, content, size, 1, plan.member, record, plan.loop)
+            file_id, self._next_file = f"f-{self._next_file}", self._next_file + 1
+            f = _File(file_id, change.path, content, size, 1, plan.member, record, plan.loop)
             self._files[f.id] = f
-            self._next_file += 1
-            self._link(f)
-            self._bytes += size
-            return f
-        f = self._files[change.file]
-        self._unlink(f)
-        self._bytes += size - f.size
-        if f.loop != plan.loop:
-            f.other_version, f.other_writer = f.version, f.writer
-        f.path, f.content, f.size, f.version = change.path, content, size, change.version
-        f.writer, f.record, f.loop = plan.member, record, plan.loop
+        else:
+            f = self._files[change.file]
+            self._unlink(f)
+            self._bytes -= f.size
+            if f.loop != plan.loop:
+                f.other_version, f.other_writer = f.version, f.writer
+            f.path, f.content, f.size, f.version = change.path, content, size, change.version
+            f.writer, f.record, f.loop = plan.member, record, plan.loop
         if content is not None:
             self._link(f)
+            self._bytes += size
         return f
 
     def _link(self, f: _File) -> None:
@@ -546,51 +356,29 @@ class Board:
             self._dirs[d] = self._dirs.get(d, 0) + 1
 
     def _unlink(self, f: _File) -> None:
-        if self._paths.get(f.path) != f.id:
-            return
         del self._paths[f.path]
         for d in _parents(f.path):
             self._dirs[d] -= 1
             if not self._dirs[d]:
                 del self._dirs[d]
 
-    def _ack(self, plan: Plan, done: list[FileChange]) -> str:
-        first = done[0]
-        match plan.command:
-            case "delete":
-                ids = sorted((c.file or "" for c in done), key=_key)
-                return text.deleted_ack(plan.target, ids, plan.subtree)
-            case "rename":
-                new = str(plan.args["new_path"])
-                return text.renamed_ack(
-                    plan.target, new, first.file or "", first.version, len(done), plan.subtree
-                )
-            case "insert":
-                line = plan.args["insert_line"]
-                return f"Inserted text after line {line} of {first.path} ({first.file}, now version {first.version})."
-        verbs = {"create": "Replaced", "str_replace": "Edited", "append": "Appended to"}
-        verb = "Created" if first.base == 0 else verbs[plan.command]
-        return text.written_ack(verb, first.path, first.file or "", first.version)
-
     # -- planning --------------------------------------------------------------------------
 
-    def _draft(
-        self, command: str, args: Mapping[str, object], lp: _Loop
-    ) -> tuple[str, bool, list[FileChange], list[str | None], str]:
-        """(target, subtree, changes, new contents, payload) for a write, or ``BoardError``."""
+    def _draft(self, command: str, args: Mapping[str, object], lp: _Loop) -> _Draft:
+        """The exact result of a write against the board now, or ``BoardError``."""
         if command not in COMMANDS:
             raise BoardError("invalid", f"Unknown command: {command}")
         if command == "rename":
             return self._draft_rename(args, lp)
         path = self._path_arg(args, "path", command)
-        f = self._live(path)
-        payload = ""
         if command == "delete":
             targets, subtree = self._targets(path, "deleted")
             for t in targets:
                 self._need_view(lp, t, "deleting it")
-            changes = [FileChange(file=t.id, path=t.path, base=t.version, version=t.version + 1, deleted=True) for t in targets]
-            return path, subtree, changes, [None] * len(changes), payload
+            gone = [FileChange(file=t.id, path=t.path, base=t.version, version=t.version + 1,
+                               deleted=True) for t in targets]  # fmt: skip
+            return _Draft(path, subtree, tuple(gone), (None,) * len(gone), "")
+        f = self._live(path)
         if command == "create":
             content = payload = _normal(self._text_arg(args, "file_text", command))
             if f is not None:
@@ -599,37 +387,31 @@ class Board:
             payload = _normal(self._text_arg(args, "append_text", command))
             if not payload:
                 raise BoardError("invalid", "append: The `append_text` parameter cannot be empty.")
-            content = payload if f is None or not f.content else f.content.rstrip("\n") + "\n" + payload
-            if f is not None and f.content and f.content.endswith("\n"):
-                content = f.content + payload
+            old = "" if f is None else f.content or ""
+            content = old + ("\n" if old and not old.endswith("\n") else "") + payload
         else:  # str_replace, insert: an existing file
-            f = self._existing(path, command)
-            assert f.content is not None
+            f = self._existing(path)
             if command == "str_replace":
-                content, payload = self._replace(f.content, path, args)
+                content, payload = self._replace(f.content or "", path, args)
             else:
-                content, payload = self._insert(f, path, args, lp)
+                content, payload = self._insert(f, args, lp)
         if f is None:
             self._check_free(path)
-        change = FileChange(
-            file=None if f is None else f.id,
-            path=path,
-            base=0 if f is None else f.version,
-            version=1 if f is None else f.version + 1,
-        )
         self._check_content(path, content, f)
-        return path, False, [change], [content], payload
+        base = 0 if f is None else f.version
+        change = FileChange(
+            file=None if f is None else f.id, path=path, base=base, version=base + 1
+        )
+        return _Draft(path, False, (change,), (content,), payload)
 
-    def _draft_rename(
-        self, args: Mapping[str, object], lp: _Loop
-    ) -> tuple[str, bool, list[FileChange], list[str | None], str]:
+    def _draft_rename(self, args: Mapping[str, object], lp: _Loop) -> _Draft:
         old = self._path_arg(args, "old_path", "rename")
         new = self._path_arg(args, "new_path", "rename")
         targets, subtree = self._targets(old, "renamed")
-        if new == old or self._live(new) is not None or new in self._dirs or new == ROOT:
+        if new == ROOT or new in self._paths or new in self._dirs:
             raise BoardError("exists", f"The destination {new} already exists")
         if new.startswith(old + "/"):
-            raise BoardError("path", f"Cannot rename {old} to {new}: a path cannot move inside itself.")
+            raise BoardError("path", f"Cannot rename {old} to {new}: it would be inside itself.")
         self._check_free(new)
         changes: list[FileChange] = []
         for t in targets:
@@ -637,17 +419,14 @@ class Board:
             if (problem := path_error(moved)) is not None:
                 raise BoardError("path", f"Cannot rename {old} to {new}: {problem}")
             self._need_view(lp, t, "renaming it")
-            changes.append(FileChange(file=t.id, path=moved, base=t.version, version=t.version + 1, old_path=t.path))
-        return old, subtree, changes, [t.content for t in targets], ""
+            changes.append(FileChange(file=t.id, path=moved, base=t.version,
+                                      version=t.version + 1, old_path=t.path))  # fmt: skip
+        return _Draft(old, subtree, tuple(changes), tuple(t.content for t in targets), "")
 
     def _replace(self, content: str, path: str, args: Mapping[str, object]) -> tuple[str, str]:
         old = _normal(self._text_arg(args, "old_str", "str_replace", required=False) or "")
         if not old:
-            raise BoardError(
-                "invalid",
-                "str_replace: The `old_str` parameter cannot be empty. Consider using the "
-                "`insert` command instead.",
-            )
+            raise BoardError("invalid", text.OLD_STR_EMPTY)
         new = _normal(self._text_arg(args, "new_str", "str_replace", required=False) or "")
         starts: list[int] = []
         at = content.find(old)
@@ -655,20 +434,13 @@ class Board:
             starts.append(at)
             at = content.find(old, at + 1)
         if not starts:
-            raise BoardError(
-                "invalid",
-                f"No replacement was performed, old_str `{old}` did not appear verbatim in {path}.",
-            )
+            raise BoardError("invalid", text.no_match(old, path))
         if len(starts) > 1:
             lines = sorted({content.count("\n", 0, s) + 1 for s in starts})
-            raise BoardError(
-                "invalid",
-                f"No replacement was performed. Multiple occurrences of old_str `{old}` in lines "
-                f"{lines}. Please ensure it is unique",
-            )
+            raise BoardError("invalid", text.many_matches(old, lines))
         return content[: starts[0]] + new + content[starts[0] + len(old) :], new
 
-    def _insert(self, f: _File, path: str, args: Mapping[str, object], lp: _Loop) -> tuple[str, str]:
+    def _insert(self, f: _File, args: Mapping[str, object], lp: _Loop) -> tuple[str, str]:
         line = args.get("insert_line")
         if line is None:
             raise BoardError("invalid", "insert_line is required for insert command")
@@ -679,11 +451,7 @@ class Board:
         content = f.content or ""
         lines = _lines(content)
         if not 0 <= line <= len(lines):
-            raise BoardError(
-                "invalid",
-                f"Invalid `insert_line` parameter: {line}. It should be within the range of "
-                f"lines of the file: {[0, len(lines)]}",
-            )
+            raise BoardError("invalid", text.insert_range(line, len(lines)))
         added = (insert[:-1] if insert.endswith("\n") else insert).split("\n")
         new = "\n".join(lines[:line] + added + lines[line:])
         ends = content.endswith("\n") if line < len(lines) else insert.endswith("\n")
@@ -692,7 +460,9 @@ class Board:
     # -- checks ----------------------------------------------------------------------------
 
     @staticmethod
-    def _text_arg(args: Mapping[str, object], name: str, command: str, required: bool = True) -> str:
+    def _text_arg(
+        args: Mapping[str, object], name: str, command: str, required: bool = True
+    ) -> str:
         value = args.get(name)
         if value is None:
             if required:
@@ -717,16 +487,12 @@ class Board:
         file_id = self._paths.get(path)
         return None if file_id is None else self._files[file_id]
 
-    def _existing(self, path: str, command: str) -> _File:
+    def _existing(self, path: str) -> _File:
         f = self._live(path)
         if f is None and (path == ROOT or path in self._dirs):
-            raise BoardError(
-                "invalid",
-                f"The path {path} is a directory and only the `view` command can be used on "
-                f"directories",
-            )
+            raise BoardError("invalid", text.is_directory(path))
         if f is None:
-            raise BoardError("not_found", f"The path {path} does not exist. Please provide a valid path.")
+            raise BoardError("not_found", text.not_found(path))
         return f
 
     def _targets(self, path: str, done: str) -> tuple[list[_File], bool]:
@@ -737,14 +503,16 @@ class Board:
         if f is not None:
             return [f], False
         if path not in self._dirs:
-            raise BoardError("not_found", f"The path {path} does not exist. Please provide a valid path.")
+            raise BoardError("not_found", text.not_found(path))
         under = sorted(p for p in self._paths if p.startswith(path + "/"))
         return [self._files[self._paths[p]] for p in under], True
 
     def _check_free(self, path: str) -> None:
         """A new file may go at ``path``: not a directory, not under another file."""
         if path == ROOT or path in self._dirs:
-            raise BoardError("exists", f"The path {path} is a directory; a file cannot be created there.")
+            raise BoardError(
+                "exists", f"The path {path} is a directory; a file cannot be created there."
+            )
         for d in _parents(path):
             if d in self._paths:
                 raise BoardError("exists", f"{d} is a file, so {path} cannot be created under it.")
@@ -756,37 +524,17 @@ class Board:
 
     def _check_content(self, path: str, content: str, f: _File | None) -> None:
         if (marker := text.fence_marker(content)) is not None:
-            raise BoardError(
-                "fence",
-                f"the text would put {marker!r} in {path}; shared memory cannot hold fence "
-                "markers (<peer_message, <peer_file, <peer_listing, opening or closing, any case).",
-            )
-        b = self.bounds
-        if f is None and len(self._paths) >= b.max_files:
-            raise BoardError(
-                "max_files",
-                f"shared memory has {len(self._paths)} files; the limit is {b.max_files}. "
-                "Delete a file you no longer need or add to an existing one.",
-            )
-        size = _size(content)
-        if size > b.max_file_bytes:
-            raise BoardError(
-                "max_file_bytes",
-                f"{path} would be {size} bytes; the limit is {b.max_file_bytes} bytes per file.",
-            )
-        lines = len(_lines(content))
-        if lines > b.max_file_lines:
-            raise BoardError(
-                "max_file_lines",
-                f"{path} would have {lines} lines; the limit is {b.max_file_lines} lines per file.",
-            )
+            raise BoardError("fence", text.fenced(marker, path))
+        b, size, lines = self.bounds, _size(content), len(_lines(content))
         total = self._bytes + size - (0 if f is None else f.size)
+        if f is None and len(self._paths) >= b.max_files:
+            raise BoardError("max_files", text.too_many_files(len(self._paths), b.max_files))
+        if size > b.max_file_bytes:
+            raise BoardError("max_file_bytes", text.file_too_big(path, size, b.max_file_bytes))
+        if lines > b.max_file_lines:
+            raise BoardError("max_file_lines", text.file_too_long(path, lines, b.max_file_lines))
         if total > b.max_board_bytes:
-            raise BoardError(
-                "max_board_bytes",
-                f"shared memory would hold {total} bytes; the limit is {b.max_board_bytes} bytes "
-                "in all.",
-            )
+            raise BoardError("max_board_bytes", text.board_too_big(total, b.max_board_bytes))
 
     # -- reads -----------------------------------------------------------------------------
 
@@ -804,7 +552,7 @@ class Board:
             raise BoardError("invalid", "Path is required for view command")
         if not isinstance(path_or_id, str):
             raise BoardError("invalid", f"path must be a string, not {type(path_or_id).__name__}")
-        if _ID_RE.fullmatch(path_or_id):
+        if ID_RE.fullmatch(path_or_id):
             f = self._files.get(path_or_id)
             if f is None:
                 raise BoardError("not_found", f"There is no file {path_or_id}.")
@@ -816,7 +564,9 @@ class Board:
                 return self._listing(path_or_id)
         read = FileRead(file=f.id, path=f.path, version=f.version, record=f.record)
         if f.content is None:
-            result = Viewed(text=f"{f.id} was deleted by {f.writer}.", files=(attrs.evolve(read, deleted=True),))
+            result = Viewed(
+                text=f"{f.id} was deleted by {f.writer}.", files=(attrs.evolve(read, deleted=True),)
+            )
         else:
             lines, first = _lines(f.content), 1
             if view_range is not None:
@@ -839,51 +589,44 @@ class Board:
 
     @staticmethod
     def _range(lines: list[str], view_range: Sequence[int]) -> tuple[list[str], int]:
-        shown = list(view_range) if isinstance(view_range, Sequence) else view_range
         if (
             isinstance(view_range, str)
             or not isinstance(view_range, Sequence)
             or len(view_range) != 2
             or not all(isinstance(i, int) and not isinstance(i, bool) for i in view_range)
         ):
-            raise BoardError("invalid", "Invalid `view_range`. It should be a list of two integers.")
-        start, end = view_range
-        n = len(lines)
+            raise BoardError("invalid", text.RANGE_SHAPE)
+        shown, (start, end), n = list(view_range), view_range, len(lines)
         if not 1 <= start <= n:
-            raise BoardError(
-                "invalid",
-                f"Invalid `view_range`: {shown}. Its first element `{start}` should be within "
-                f"the range of lines of the file: {[1, n]}",
-            )
-        if end > n:
-            end = -1
+            raise BoardError("invalid", text.range_first(shown, start, n))
+        end = -1 if end > n else end
         if end != -1 and end < start:
-            raise BoardError(
-                "invalid",
-                f"Invalid `view_range`: {shown}. Its second element `{end}` should be larger or "
-                f"equal than its first `{start}`",
-            )
+            raise BoardError("invalid", text.range_second(shown, end, start))
         return lines[start - 1 : None if end == -1 else end], start
 
     def _listing(self, path: str) -> Viewed:
         if path != ROOT and path not in self._dirs:
-            raise BoardError("not_found", f"The path {path} does not exist. Please provide a valid path.")
+            raise BoardError("not_found", text.not_found(path))
         under = [self._files[self._paths[p]] for p in sorted(self._paths) if _under(p, path)]
         if not under:
             return Viewed(text=text.EMPTY_BOARD, files=(), listing=True)
         rows = [(f.id, f.version, f.writer, f.path) for f in under]
-        reads = tuple(FileRead(file=f.id, path=f.path, version=f.version, record=f.record) for f in under)
+        reads = tuple(
+            FileRead(file=f.id, path=f.path, version=f.version, record=f.record) for f in under
+        )
         return Viewed(text=text.listing_fence(path, rows), files=reads, listing=True)
 
     # -- news ------------------------------------------------------------------------------
 
-    def _named(self, loop: str, lp: _Loop, ids: set[str]) -> tuple[list[_File], list[str], list[str], str]:
+    def _named(
+        self, loop: str, lp: _Loop, ids: set[str]
+    ) -> tuple[list[_File], list[str], list[str], str]:
         """Files, labels, writers and the first id to view, for the news ``ids`` of a loop."""
         files = [self._files[i] for i in sorted(ids, key=_key)]
-        labels = [
-            f"{f.id} deleted" if f.content is None else f"{f.id} new" if not lp.seen.get(f.id) else f.id
-            for f in files
+        kinds = [
+            " deleted" if f.content is None else "" if lp.seen.get(f.id) else " new" for f in files
         ]
+        labels = [f.id + kind for f, kind in zip(files, kinds, strict=True)]
         writers = sorted({f.writer if f.loop != loop else f.other_writer for f in files} - {""})
         first = next((f.id for f in files if f.content is not None), files[0].id)
         lp.told.update(ids)
@@ -910,7 +653,7 @@ class Board:
     def wait_news(self, loop: str, path_filter: str | None) -> WaitNews | None:
         """News for a wait on a path, directory or id (``None``: the whole board), or ``None``."""
         lp = self._loop(loop)
-        if path_filter is not None and _ID_RE.fullmatch(path_filter):
+        if path_filter is not None and ID_RE.fullmatch(path_filter):
             if path_filter not in self._files:
                 raise BoardError("not_found", f"There is no file {path_filter}.")
             ids = {path_filter} & lp.pending

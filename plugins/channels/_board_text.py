@@ -170,3 +170,79 @@ def status_text(labels: Sequence[str]) -> str:
         else f"{n} files changed since you last viewed them"
     )
     return f"Shared memory: {what} ({id_list(labels)})."
+
+
+# -- refusals ------------------------------------------------------------------------------
+# (the wording of the argument errors follows Inspect's ``memory()`` tool)
+
+OLD_STR_EMPTY = (
+    "str_replace: The `old_str` parameter cannot be empty. Consider using the `insert` command "
+    "instead."
+)
+RANGE_SHAPE = "Invalid `view_range`. It should be a list of two integers."
+
+
+def not_found(path: str) -> str:
+    return f"The path {path} does not exist. Please provide a valid path."
+
+
+def is_directory(path: str) -> str:
+    return f"The path {path} is a directory and only the `view` command can be used on directories"
+
+
+def no_match(old: str, path: str) -> str:
+    return f"No replacement was performed, old_str `{old}` did not appear verbatim in {path}."
+
+
+def many_matches(old: str, lines: list[int]) -> str:
+    return (
+        f"No replacement was performed. Multiple occurrences of old_str `{old}` in lines "
+        f"{lines}. Please ensure it is unique"
+    )
+
+
+def insert_range(line: int, n: int) -> str:
+    return (
+        f"Invalid `insert_line` parameter: {line}. It should be within the range of lines of "
+        f"the file: {[0, n]}"
+    )
+
+
+def range_first(shown: list[int], start: int, n: int) -> str:
+    return (
+        f"Invalid `view_range`: {shown}. Its first element `{start}` should be within the "
+        f"range of lines of the file: {[1, n]}"
+    )
+
+
+def range_second(shown: list[int], end: int, start: int) -> str:
+    return (
+        f"Invalid `view_range`: {shown}. Its second element `{end}` should be larger or equal "
+        f"than its first `{start}`"
+    )
+
+
+def fenced(marker: str, path: str) -> str:
+    return (
+        f"the text would put {marker!r} in {path}; shared memory cannot hold fence markers "
+        "(<peer_message, <peer_file, <peer_listing, opening or closing, in any case)."
+    )
+
+
+def too_many_files(n: int, limit: int) -> str:
+    return (
+        f"shared memory has {n} files; the limit is {limit}. Delete a file you no longer need "
+        "or add to an existing one."
+    )
+
+
+def file_too_big(path: str, size: int, limit: int) -> str:
+    return f"{path} would be {size} bytes; the limit is {limit} bytes per file."
+
+
+def file_too_long(path: str, n: int, limit: int) -> str:
+    return f"{path} would have {n} lines; the limit is {limit} lines per file."
+
+
+def board_too_big(total: int, limit: int) -> str:
+    return f"shared memory would hold {total} bytes; the limit is {limit} bytes in all."
