@@ -43,6 +43,8 @@ __all__ = [
 
 ENTRY_POINT_GROUP = "swarm"
 BUILTIN_DISTRIBUTION = "swarm-eval"
+ESSENTIAL_PLUGINS = frozenset({"leaderless"})
+"""Plugins that cannot be blocked: the default controller."""
 REGISTRATION_HOOKS = frozenset(
     {"swarm_register_controllers", "swarm_register_channels", "swarm_register_rubrics"}
 )
@@ -119,6 +121,10 @@ def get_plugin_manager(
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
     for name in blocked:
+        if name in ESSENTIAL_PLUGINS:
+            raise ConfigError(
+                f"plugin {name!r} is essential (the default controller) and cannot be blocked"
+            )
         pm.set_blocked(name)
     allowed = None if allow is None else {_normalize(d) for d in allow}
     sources: dict[str, PluginSource] = {}

@@ -118,7 +118,7 @@ class _Member:
             status=self.status,
             started=self.started,
             ended=self.ended,
-            delivery=self.info.delivery,
+            delivery=self.delivery or self.info.delivery,
         )
 
     def changed(self) -> None:
@@ -330,12 +330,12 @@ class SwarmRun:
         self._t0 = anyio.current_time()
         self._root_span = current_span_id()
         limits = sample_limits()
-        self.accounts.begin(limits, [m.info.name for m in self.members])
-        self.grace = effective_grace(self.spec.budget, limits)
-        if self.accounts.caps.cost is not None:
-            check_prices(m.entry.spec for m in self.members)
         run_token = _RUN.set(self)
         try:
+            self.accounts.begin(limits, [m.info.name for m in self.members])
+            self.grace = effective_grace(self.spec.budget, limits)
+            if self.accounts.caps.cost is not None:
+                check_prices(m.entry.spec for m in self.members)
             async with anyio.create_task_group() as tg:
                 self._tg = tg
                 if self.accounts.caps.time is not None:

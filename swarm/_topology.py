@@ -18,7 +18,7 @@ import yaml
 
 from swarm._budget import Budget, budget_from
 from swarm._manager import Kind, PluginCatalog
-from swarm._roster import MemberSpec, member
+from swarm._roster import MemberSpec, expand_roster, member
 from swarm.errors import ConfigError
 
 __all__ = ["PluginSpec", "SwarmSpec", "channel", "controller", "load_topology", "swarm_spec"]
@@ -213,8 +213,10 @@ def swarm_spec(
     budget_value = given["budget"]
     if budget_value is not None and not isinstance(budget_value, Budget | Mapping):
         raise ConfigError(f"budget: expected Budget(...) or a mapping, got {budget_value!r}")
+    members = _members(given["members"])
+    expand_roster(members)  # names are checked now, before any sample runs
     return SwarmSpec(
-        members=_members(given["members"]),
+        members=members,
         controller=check_plugin(catalog, "controller", ctrl, "controller"),
         channels=tuple(chans),
         budget=budget_from(budget_value),

@@ -85,8 +85,12 @@ def swarm_register_channels(register: Register) -> None:
     """Register channel factories.
 
     A channel factory takes keyword parameters and returns a channel: an object whose
-    ``@hookimpl`` methods implement collector hooks such as ``swarm_member_instructions``.  It
-    must have a ``name`` attribute (its channel name in records).
+    ``@hookimpl`` methods implement channel hooks (``swarm_member_instructions``,
+    ``swarm_member_tools``, ``swarm_notice_lines``, ``swarm_wait_news``...).  The registered
+    name is the channel's name in records.  Optional attributes the kernel reads: ``prefix``
+    (record ids ``<prefix>-N``; a channel without one records nothing on the bus), ``rate``
+    (``(count, seconds)``: the kernel's rate control), ``max_wait`` (seconds: the channel can
+    wake members, so ``swarm_wait`` is offered).
 
     :param register: call ``register(name, factory)`` once per channel.
     :return: nothing.
@@ -146,7 +150,8 @@ def swarm_on_member_end(view: SwarmView, event: MemberEnded) -> Decision | None:
     """Decide what happens when a member ends, whatever its status.
 
     Stops at first non-None result.  The built-in default stops with ``all_done`` when no
-    member is running or pending.  Not called once the swarm is stopping.
+    member is running (members left pending can only start by a decision).  Not called once
+    the swarm is stopping.
 
     :param view: the run with the member already ``ended``.
     :param event: who ended, with which status, and when.

@@ -68,7 +68,9 @@ def member_status_is_valid(status: str) -> bool:
 
 def _non_negative(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if value is not None and isinstance(value, int | float) and value < 0:
-        raise ValueError(f"{attribute.name} must be >= 0, not {value!r}")
+        from swarm.errors import ConfigError
+
+        raise ConfigError(f"member.limits.{attribute.name}: must be >= 0, got {value!r}")
 
 
 @attrs.frozen(kw_only=True)

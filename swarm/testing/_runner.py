@@ -19,15 +19,19 @@ __all__ = ["run_eval", "scripted_model"]
 
 
 def scripted_model(
-    scripts: Mapping[str, Sequence[Step | Mapping[str, Any]]] | None = None,
+    scripts: Mapping[str, Sequence[Step | Mapping[str, Any]]] | str | None = None,
     *,
     answer: str = "done",
     delay: float = 0.0,
 ) -> Model:
-    """A ``swarm/scripted`` model following ``scripts`` (member name or glob -> steps)."""
+    """A ``swarm/scripted`` model following ``scripts``.
+
+    ``scripts`` maps member names (or globs) to steps; it may also be YAML text or the path of
+    a YAML/JSON file with that mapping.
+    """
     return get_model(
         "swarm/scripted",
-        scripts=dict(scripts or {}),
+        scripts=scripts if isinstance(scripts, str) else dict(scripts or {}),
         answer=answer,
         delay=delay,
         memoize=False,

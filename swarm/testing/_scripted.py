@@ -216,9 +216,11 @@ class ScriptedModelAPI(ModelAPI):
         if step.fail is not None:
             raise ScriptedModelError(step.fail)
         if step.tool is not None:
-            out = ModelOutput.for_tool_call(self.model_name, step.tool, dict(step.args))
+            out = ModelOutput.for_tool_call(self.model_name, step.tool, dict(step.args), content="")
         elif step.submit is not None:
-            out = ModelOutput.for_tool_call(self.model_name, "submit", {"answer": step.submit})
+            out = ModelOutput.for_tool_call(
+                self.model_name, "submit", {"answer": step.submit}, content=""
+            )
         else:
             out = ModelOutput.from_content(self.model_name, step.reply or "")
         in_tokens, out_tokens = step.usage or (
