@@ -176,6 +176,7 @@ class Bus:
         self.seq = 0
         self._ids: dict[str, int] = {}
         self.counts: dict[tuple[str, str], CommCounts] = {}
+        self.commits: list[tuple[float, str]] = []
         self._changed: list[Callable[[Record], None]] = []
 
     @property
@@ -260,6 +261,7 @@ class Bus:
         self.rate_control.committed(record)
         counts.records += 1
         counts.record_bytes += record.size
+        self.commits.append((record.time, record.loop))
         self._evidence("delivered", loop, record)
         self._run.hooks.record_delivered(self._run.view(), record)
         for listener in self._changed:

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
-from inspect_ai.event import Event, ModelEvent, SpanBeginEvent, ToolEvent
+from inspect_ai.event import Event, ModelEvent, ScoreEvent, SpanBeginEvent, ToolEvent
 
 __all__ = ["RUNTIME", "CallCounts", "RunEvents", "index_events"]
 
@@ -54,6 +54,7 @@ class RunEvents:
     calls: dict[str, CallCounts] = attrs.field(factory=dict)
     own_calls: dict[str, int] = attrs.field(factory=dict)
     tools: dict[str, list[ToolEvent]] = attrs.field(factory=dict)
+    gate_scores: dict[str, list[ScoreEvent]] = attrs.field(factory=dict)
 
     def calls_of(self, owner: str) -> CallCounts:
         """The call counts of ``owner`` (zeros when it made none)."""
@@ -111,4 +112,6 @@ def index_events(
                 found.own_calls[who] = found.own_calls.get(who, 0) + 1
         elif isinstance(event, ToolEvent):
             found.tools.setdefault(who, []).append(event)
+        elif isinstance(event, ScoreEvent) and event.intermediate and own_span.get(span_id):
+            found.gate_scores.setdefault(who, []).append(event)
     return found

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 import anyio
@@ -39,9 +40,10 @@ from swarm._bus import Bus
 from swarm._caps import effective_grace, split_sentence
 from swarm._context import _MEMBER, _RUN
 from swarm._defaults import KernelDefaults
-from swarm._events import index_events
+from swarm._events import RunEvents, index_events
 from swarm._hooks import RunHooks
 from swarm._ledger import LEDGER_KEY, MemberOutcome, ledger_record
+from swarm._metrics import METRICS_KEY, MemberFacts, metrics_record
 from swarm._limits import SwarmLimitError, SwarmStopped
 from swarm._manager import PluginCatalog
 from swarm._pricing import check_prices
@@ -204,6 +206,7 @@ class SwarmRun:
         self._timer: anyio.CancelScope | None = None
         self._wall_clock = 0.0
         self._t0 = 0.0
+        self._started_at = datetime.now(UTC)
         self._tg: anyio.abc.TaskGroup | None = None
         self._running = 0
         self._all_ended: anyio.Event | None = None
@@ -328,6 +331,7 @@ class SwarmRun:
     async def run(self, state: AgentState) -> AgentState:
         """Run the swarm to its end and return the swarm's agent state."""
         self._t0 = anyio.current_time()
+        self._started_at = datetime.now(UTC)
         self._root_span = current_span_id()
         limits = sample_limits()
         run_token = _RUN.set(self)
@@ -616,16 +620,77 @@ class SwarmRun:
         data = unstructure(result)
         store().set(RESULT_KEY, data)
         transcript().info({"type": "result", **data}, source=INFO_SOURCE)
-        ledger = self.ledger()
-        store().set(LEDGER_KEY, ledger)
-        transcript().info({"type": "ledger", **ledger}, source=INFO_SOURCE)
-        self.hooks.run_ended(self.view(), result)
-
-    def ledger(self) -> dict[str, Any]:
-        """The ``inspect_swarm:ledger`` record as of now."""
         events = index_events(
             transcript().events, self._root_span, {m.span_id: m.info.name for m in self.members}
         )
+        ledger = self.ledger(events)
+        store().set(LEDGER_KEY, ledger)
+        transcript().info({"type": "ledger", **ledger}, source=INFO_SOURCE)
+        metrics = self.metrics(events)
+        store().set(METRICS_KEY, metrics)
+        transcript().info({"type": "metrics", **metrics}, source=INFO_SOURCE)
+        self.hooks.run_ended(self.view(), result)
+
+    def _gates(self, events: RunEvents, name: str) -> tuple[int, int, float | None]:
+        from inspect_ai.scorer import value_to_float
+
+        scores = events.gate_scores.get(name, [])
+        first = scores[0].scorer if scores else None
+        checks = [s for s in scores if s.scorer == first]
+        to_float = value_to_float()
+        passes = [s for s in checks if to_float(s.score.value) == 1.0]
+        first_pass = None
+        if passes:
+            first_pass = (passes[0].timestamp - self._started_at).total_seconds()
+        return len(checks), len(passes), first_pass
+
+    def _news_to(self, m: _Member) -> bool:
+        own = self._own_loops.get(m.info.name)
+        start = m.started if m.started is not None else float("inf")
+        end = m.ended if m.ended is not None else float("inf")
+        return any(start <= t <= end and loop != own for t, loop in self.bus.commits)
+
+    def metrics(self, events: RunEvents) -> dict[str, Any]:
+        """The ``inspect_swarm:metrics`` record as of now."""
+        facts = []
+        for m in self.members:
+            checks, passes, first_pass = self._gates(events, m.info.name)
+            facts.append(
+                MemberFacts(
+                    name=m.info.name,
+                    started=m.started,
+                    ended=m.ended,
+                    delivery=m.delivery or m.info.delivery or "notify",
+                    own_loop_bound=m.info.name in self._own_loops,
+                    continue_wired=m.info.name in self.continue_wired,
+                    news_to_own_loop=self._news_to(m),
+                    gate_checks=checks,
+                    gate_passes=passes,
+                    first_pass_time=first_pass,
+                )
+            )
+        recording = self.bus.recording_channels
+        return metrics_record(
+            swarm=self.accounts.swarm,
+            meters=self.accounts.members,
+            members=facts,
+            events=events,
+            comm=self.bus.counts,
+            channels=recording,
+            waits=None if self.waits is None else self.waits.counts,
+            channel_tools=bool(self._tools.get(False)) or bool(self._channel_tools()),
+            answer=self._answer.member,
+            wall_clock=self._wall_clock,
+        )
+
+    def _channel_tools(self) -> list[Any]:
+        if not self.members:
+            return []
+        found = self.hooks.member_tools(self.view(), self.members[0].view, False)
+        return [t for _, ts in found for t in ts]
+
+    def ledger(self, events: RunEvents) -> dict[str, Any]:
+        """The ``inspect_swarm:ledger`` record as of now."""
         return ledger_record(
             accounts=self.accounts,
             events=events,
