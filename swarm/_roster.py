@@ -19,7 +19,7 @@ __all__ = ["MemberSpec", "RosterEntry", "build_agent", "expand_roster", "member"
 RESERVED_NAMES = frozenset({"init", "solvers", "scorers"})
 """Span names Inspect reads as sample phases; a member called so would break its timeline."""
 
-_BAD_NAME = re.compile(r"[/#\s]")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
 @attrs.frozen(kw_only=True)
@@ -141,8 +141,11 @@ def _lookup_factory(name: str) -> Callable[..., Agent]:
 def _check_name(name: str, field: str) -> None:
     if not isinstance(name, str) or not name:
         raise ConfigError(f"{field}: a member name must be a non-empty string, got {name!r}")
-    if _BAD_NAME.search(name):
-        raise ConfigError(f"{field}: {name!r} may not contain '/', '#' or white space")
+    if not _NAME.fullmatch(name):
+        raise ConfigError(
+            f"{field}: {name!r} must start with a letter or digit and use only letters, "
+            "digits, '.', '_' and '-' (at most 64 characters)"
+        )
     if name in RESERVED_NAMES:
         raise ConfigError(
             f"{field}: {name!r} is reserved by Inspect (init, solvers and scorers name sample "

@@ -43,9 +43,9 @@ from swarm._defaults import KernelDefaults
 from swarm._events import RunEvents, index_events
 from swarm._hooks import RunHooks
 from swarm._ledger import LEDGER_KEY, MemberOutcome, ledger_record
-from swarm._metrics import METRICS_KEY, MemberFacts, metrics_record
 from swarm._limits import SwarmLimitError, SwarmStopped
 from swarm._manager import PluginCatalog
+from swarm._metrics import METRICS_KEY, MemberFacts, metrics_record
 from swarm._pricing import check_prices
 from swarm._roster import RosterEntry, build_agent, expand_roster
 from swarm._topology import PluginSpec, SwarmSpec

@@ -9,8 +9,6 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
-
-from swarm import ConfigError
 from swarm.plugins.channels._board import (
     CONTROLS,
     Applied,
@@ -20,6 +18,8 @@ from swarm.plugins.channels._board import (
     path_error,
 )
 from swarm.plugins.channels._board_text import FILE_HEADER, LISTING_HEADER
+
+from swarm import ConfigError
 
 R = "/shared_memory"
 _records = itertools.count(1)
@@ -106,7 +106,10 @@ def test_valid_paths(path: str) -> None:
         (f"{R}/" + "x" * 65, "a component is 65 characters; the limit is 64"),
         (f"{R}/a b", "component 'a b' may use only letters, digits, '.', '_' and '-'."),
         (f"{R}/é", "component 'é' may use only"),
-        (f"{R}/" + "/".join("abcdefghi"), "it has 9 components under /shared_memory; the limit is 8"),
+        (
+            f"{R}/" + "/".join("abcdefghi"),
+            "it has 9 components under /shared_memory; the limit is 8",
+        ),
         (f"{R}/" + "/".join(["x" * 60] * 3), "it is 197 bytes; the limit is 160"),
     ],
 )
@@ -121,7 +124,9 @@ def test_path_is_required_and_must_be_text() -> None:
     board = Board()
     assert refused(board, "create", file_text="x").message == "Path is required for create command"
     assert refused(board, "delete", path="").message == "Path is required for delete command"
-    assert refused(board, "create", path=3, file_text="x").message == "path must be a string, not int"
+    assert (
+        refused(board, "create", path=3, file_text="x").message == "path must be a string, not int"
+    )
     assert refused(board, "rename", new_path=f"{R}/b").message == (
         "old_path is required for rename command"
     )
@@ -255,12 +260,20 @@ def test_str_replace_needs_no_view_and_uses_memory_errors() -> None:
     assert applied.payload_bytes == 4
     assert board.get("f-1").content == "red\nteal\nred\nblue\n"  # type: ignore[union-attr]
     cases = [
-        ({"old_str": ""}, "str_replace: The `old_str` parameter cannot be empty. Consider using "
-         "the `insert` command instead."),  # fmt: skip
-        ({"old_str": "pink"}, f"No replacement was performed, old_str `pink` did not appear "
-         f"verbatim in {R}/a."),  # fmt: skip
-        ({"old_str": "red"}, "No replacement was performed. Multiple occurrences of old_str "
-         "`red` in lines [1, 3]. Please ensure it is unique"),  # fmt: skip
+        (
+            {"old_str": ""},
+            "str_replace: The `old_str` parameter cannot be empty. Consider using "
+            "the `insert` command instead.",
+        ),
+        (
+            {"old_str": "pink"},
+            f"No replacement was performed, old_str `pink` did not appear verbatim in {R}/a.",
+        ),
+        (
+            {"old_str": "red"},
+            "No replacement was performed. Multiple occurrences of old_str "
+            "`red` in lines [1, 3]. Please ensure it is unique",
+        ),
         ({"old_str": 4}, "old_str must be a string, not int"),
     ]
     for args, message in cases:
@@ -270,7 +283,9 @@ def test_str_replace_needs_no_view_and_uses_memory_errors() -> None:
     write(board, "str_replace", path=f"{R}/a", old_str="blue\n", **other)
     assert board.get("f-1").content == "red\nteal\nred\n"  # type: ignore[union-attr]
     write(board, "create", path=f"{R}/b", file_text="aaa")
-    assert "Multiple occurrences" in refused(board, "str_replace", path=f"{R}/b", old_str="aa").message
+    assert (
+        "Multiple occurrences" in refused(board, "str_replace", path=f"{R}/b", old_str="aa").message
+    )
     write(board, "create", path=f"{R}/d/x", file_text="x")
     assert refused(board, "str_replace", path=f"{R}/d", old_str="x").message == (
         f"The path {R}/d is a directory and only the `view` command can be used on directories"
@@ -312,10 +327,16 @@ def test_insert_errors() -> None:
     board = Board()
     write(board, "create", path=f"{R}/a", file_text="a\nb\n")
     cases = [
-        ({"insert_line": 3, "insert_text": "x"}, "Invalid `insert_line` parameter: 3. It should be "
-         "within the range of lines of the file: [0, 2]"),  # fmt: skip
-        ({"insert_line": -1, "insert_text": "x"}, "Invalid `insert_line` parameter: -1. It should "
-         "be within the range of lines of the file: [0, 2]"),  # fmt: skip
+        (
+            {"insert_line": 3, "insert_text": "x"},
+            "Invalid `insert_line` parameter: 3. It should be "
+            "within the range of lines of the file: [0, 2]",
+        ),
+        (
+            {"insert_line": -1, "insert_text": "x"},
+            "Invalid `insert_line` parameter: -1. It should "
+            "be within the range of lines of the file: [0, 2]",
+        ),
         ({"insert_text": "x"}, "insert_line is required for insert command"),
         ({"insert_line": 1}, "insert_text is required for insert command"),
         ({"insert_line": True, "insert_text": "x"}, "insert_line must be an integer, not True"),
@@ -350,8 +371,12 @@ def test_blind_append_does_not_mark_unseen_content_seen() -> None:
     assert board.status_line("L2") == (
         "Shared memory: 1 file changed since you last viewed it (f-1 new)."
     )
-    assert refused(board, "insert", path=f"{R}/a", insert_line=0, insert_text="z", loop="L2",
-                   member="w-2").control == "unviewed"  # fmt: skip
+    assert (
+        refused(
+            board, "insert", path=f"{R}/a", insert_line=0, insert_text="z", loop="L2", member="w-2"
+        ).control
+        == "unviewed"
+    )
     # an append over a version the loop had seen does count as seen
     see(board, f"{R}/a", loop="L2", member="w-2")
     write(board, "append", path=f"{R}/a", append_text="z", loop="L2", member="w-2")
@@ -434,12 +459,32 @@ def test_rename_errors() -> None:
         (f"{R}/a", f"{R}/d/f", "exists", f"The destination {R}/d/f already exists"),
         (f"{R}/a", f"{R}/d", "exists", f"The destination {R}/d already exists"),
         (f"{R}/a", R, "exists", f"The destination {R} already exists"),
-        (f"{R}/a", f"{R}/d/f/g", "exists", f"{R}/d/f is a file, so {R}/d/f/g cannot be created under it."),
-        (f"{R}/d", f"{R}/d/sub", "path", f"Cannot rename {R}/d to {R}/d/sub: it would be inside itself."),
-        (f"{R}/nope", f"{R}/b", "not_found", f"The path {R}/nope does not exist. Please provide a valid path."),
+        (
+            f"{R}/a",
+            f"{R}/d/f/g",
+            "exists",
+            f"{R}/d/f is a file, so {R}/d/f/g cannot be created under it.",
+        ),
+        (
+            f"{R}/d",
+            f"{R}/d/sub",
+            "path",
+            f"Cannot rename {R}/d to {R}/d/sub: it would be inside itself.",
+        ),
+        (
+            f"{R}/nope",
+            f"{R}/b",
+            "not_found",
+            f"The path {R}/nope does not exist. Please provide a valid path.",
+        ),
         (R, f"{R}/b", "path", "The root /shared_memory cannot be renamed."),
-        (f"{R}/d", deep, "path", f"Cannot rename {R}/d to {deep}: Invalid path '{deep}/f': it has 9 "
-         "components under /shared_memory; the limit is 8."),  # fmt: skip
+        (
+            f"{R}/d",
+            deep,
+            "path",
+            f"Cannot rename {R}/d to {deep}: Invalid path '{deep}/f': it has 9 "
+            "components under /shared_memory; the limit is 8.",
+        ),
     ]
     for old, new, control, message in cases:
         error = refused(board, "rename", old_path=old, new_path=new)
@@ -526,8 +571,9 @@ def test_plan_changes_nothing_and_apply_commits_it() -> None:
 def test_apply_after_unrelated_writes_succeeds() -> None:
     board = Board()
     write(board, "create", path=f"{R}/a", file_text="x")
-    plan = board.plan("insert", {"path": f"{R}/a", "insert_line": 1, "insert_text": "y"},
-                      member="w-1", loop="L1")  # fmt: skip
+    plan = board.plan(
+        "insert", {"path": f"{R}/a", "insert_line": 1, "insert_text": "y"}, member="w-1", loop="L1"
+    )
     write(board, "create", path=f"{R}/b", file_text="z", loop="L2", member="w-2")
     board.apply(plan, record_id="w-9")
     assert board.get("f-1").content == "x\ny"  # type: ignore[union-attr]
@@ -553,21 +599,25 @@ def test_stale_when_the_result_would_differ() -> None:
 def test_blind_writes_tolerate_versions_moving_on() -> None:
     board = Board()
     write(board, "create", path=f"{R}/a", file_text="a\nb\n")
-    replace = board.plan("str_replace", {"path": f"{R}/a", "old_str": "a", "new_str": "A"},
-                         member="w-2", loop="L2")  # fmt: skip
+    replace = board.plan(
+        "str_replace", {"path": f"{R}/a", "old_str": "a", "new_str": "A"}, member="w-2", loop="L2"
+    )
     append = board.plan("append", {"path": f"{R}/a", "append_text": "c"}, member="w-2", loop="L2")
     write(board, "append", path=f"{R}/a", append_text="z", loop="L3", member="w-3")
     assert board.apply(replace, record_id="w-5").changes[0].base == 2
     assert board.apply(append, record_id="w-6").changes[0].version == 4
     assert board.get("f-1").content == "A\nb\nz\nc"  # type: ignore[union-attr]
     # ...but not the file disappearing or the match going away
-    gone = board.plan("str_replace", {"path": f"{R}/a", "old_str": "z", "new_str": "Z"},
-                      member="w-2", loop="L2")  # fmt: skip
+    gone = board.plan(
+        "str_replace", {"path": f"{R}/a", "old_str": "z", "new_str": "Z"}, member="w-2", loop="L2"
+    )
     write(board, "str_replace", path=f"{R}/a", old_str="z", new_str="y", loop="L3", member="w-3")
     with pytest.raises(BoardError, match="view them and retry") as info:
         board.apply(gone, record_id="w-7")
     assert info.value.control == "stale"
-    created = board.plan("append", {"path": f"{R}/new", "append_text": "1"}, member="w-2", loop="L2")
+    created = board.plan(
+        "append", {"path": f"{R}/new", "append_text": "1"}, member="w-2", loop="L2"
+    )
     write(board, "append", path=f"{R}/new", append_text="2", loop="L3", member="w-3")
     with pytest.raises(BoardError, match="view them and retry"):
         board.apply(created, record_id="w-8")
@@ -613,7 +663,7 @@ def test_notice_text_and_coverage() -> None:
     notice = board.notice("L1")
     assert notice is not None
     assert notice.text == (
-        '1 shared memory file changed since you last viewed it (f-1 new; by w-2). View one with '
+        "1 shared memory file changed since you last viewed it (f-1 new; by w-2). View one with "
         'shared_memory(command="view", path="f-1"), or list them with path="/shared_memory".'
     )
     assert notice.ids == [{"file": "f-1", "version": 1, "record": board.get("f-1").record}]  # type: ignore[union-attr]
@@ -638,8 +688,10 @@ def test_notice_names_at_most_ten_ids() -> None:
         write(board, "create", path=f"{R}/f{i}", file_text="x", loop="L2", member="w-2")
     notice = board.notice("L1")
     assert notice is not None
-    assert "(f-1 new, f-2 new, f-3 new, f-4 new, f-5 new, f-6 new, f-7 new, f-8 new, f-9 new, " \
-        "f-10 new, and 3 more; by w-2)" in notice.text  # fmt: skip
+    assert (
+        "(f-1 new, f-2 new, f-3 new, f-4 new, f-5 new, f-6 new, f-7 new, f-8 new, f-9 new, "
+        "f-10 new, and 3 more; by w-2)" in notice.text
+    )
     assert len(notice.ids) == 13
     status = board.status_line("L1")
     assert status is not None and status.startswith("Shared memory: 13 files changed since you ")
@@ -684,7 +736,7 @@ def test_wait_news_filters_by_path_directory_or_id() -> None:
     news = board.wait_news("L1", f"{R}/d")
     assert news is not None
     assert news.text == (
-        '1 shared memory file changed where you waited (f-1 new; by w-2). '
+        "1 shared memory file changed where you waited (f-1 new; by w-2). "
         'View one with shared_memory(command="view", path="f-1").'
     )
     assert [i["file"] for i in news.ids] == ["f-1"]
@@ -738,7 +790,7 @@ class BoardMachine(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.board = Board(max_files=3, max_file_bytes=24, max_file_lines=4, max_board_bytes=48)
+        self.board = Board(max_files=3, max_file_bytes=20, max_file_lines=4, max_board_bytes=32)
         self.live: dict[str, str] = {}  # path -> id
         self.content: dict[str, str | None] = {}  # id -> content (None: deleted)
         self.version: dict[str, int] = {}
@@ -750,9 +802,11 @@ class BoardMachine(RuleBasedStateMachine):
         self.records = itertools.count(1)
 
     @initialize()
-    def register_loops(self) -> None:
+    def register_loops_and_seed(self) -> None:
         for loop, member in LOOPS.items():
             self.board.add_loop(loop, member)
+        self.attempt("create", {"path": f"{R}/a", "file_text": "one\ntwo\n"}, "own-2")
+        self.attempt("create", {"path": f"{R}/d/x", "file_text": "ab"}, "own-3")
 
     # the model ---------------------------------------------------------------------------
 
@@ -772,8 +826,11 @@ class BoardMachine(RuleBasedStateMachine):
         """The content a single-file write must leave (None for delete/rename)."""
         path = args.get("path")
         old = self.content[self.live[path]] if path in self.live else None
-        norm = {k: v.replace("\r\n", "\n").replace("\r", "\n") for k, v in args.items()
-                if isinstance(v, str)}  # fmt: skip
+        norm = {
+            k: v.replace("\r\n", "\n").replace("\r", "\n")
+            for k, v in args.items()
+            if isinstance(v, str)
+        }
         if command == "create":
             return norm["file_text"]
         if command == "append":
@@ -794,7 +851,9 @@ class BoardMachine(RuleBasedStateMachine):
 
     # the rules ---------------------------------------------------------------------------
 
-    def attempt(self, command: str, args: dict[str, Any], loop: str, *, later: bool = False) -> None:
+    def attempt(
+        self, command: str, args: dict[str, Any], loop: str, *, later: bool = False
+    ) -> None:
         before = self.snapshot()
         try:
             plan = self.board.plan(command, args, member=LOOPS[loop], loop=loop)
@@ -848,10 +907,13 @@ class BoardMachine(RuleBasedStateMachine):
             self.version[file] = change.version
             self.history[file].append((change.version, loop))
 
-    def pick(self, data: st.DataObject) -> str:
-        """A path: often one that holds a file now, sometimes any of ``PATHS``."""
+    def pick(self, data: st.DataObject, *, view: bool = False, loop: str = "") -> str:
+        """A path: often one that holds a file now (which ``loop`` may view first)."""
         live = sorted(self.live)
-        return data.draw(st.sampled_from(live) if live and data.draw(st.booleans()) else paths)
+        path = data.draw(st.sampled_from(live) if live and data.draw(st.booleans()) else paths)
+        if view and data.draw(st.booleans()):
+            self.look(loop, path)
+        return path
 
     @rule(loop=loops, path=paths, file_text=texts)
     def create(self, loop: str, path: str, file_text: str) -> None:
@@ -859,7 +921,9 @@ class BoardMachine(RuleBasedStateMachine):
 
     @rule(data=st.data(), loop=loops, file_text=texts)
     def replace(self, data: st.DataObject, loop: str, file_text: str) -> None:
-        self.attempt("create", {"path": self.pick(data), "file_text": file_text}, loop)
+        self.attempt(
+            "create", {"path": self.pick(data, view=True, loop=loop), "file_text": file_text}, loop
+        )
 
     @rule(data=st.data(), loop=loops, append_text=texts, later=st.booleans())
     def append(self, data: st.DataObject, loop: str, append_text: str, later: bool) -> None:
@@ -880,16 +944,22 @@ class BoardMachine(RuleBasedStateMachine):
 
     @rule(data=st.data(), loop=loops, line=st.integers(-1, 4), text=texts, later=st.booleans())
     def insert(self, data: st.DataObject, loop: str, line: int, text: str, later: bool) -> None:
-        args = {"path": self.pick(data), "insert_line": line, "insert_text": text}
+        args = {
+            "path": self.pick(data, view=True, loop=loop),
+            "insert_line": line,
+            "insert_text": text,
+        }
         self.attempt("insert", args, loop, later=later)
 
     @rule(data=st.data(), loop=loops, later=st.booleans())
     def delete(self, data: st.DataObject, loop: str, later: bool) -> None:
-        self.attempt("delete", {"path": self.pick(data)}, loop, later=later)
+        self.attempt("delete", {"path": self.pick(data, view=True, loop=loop)}, loop, later=later)
 
     @rule(data=st.data(), loop=loops, new=paths)
     def rename(self, data: st.DataObject, loop: str, new: str) -> None:
-        self.attempt("rename", {"old_path": self.pick(data), "new_path": new}, loop)
+        self.attempt(
+            "rename", {"old_path": self.pick(data, view=True, loop=loop), "new_path": new}, loop
+        )
 
     @rule(data=st.data())
     def apply_later(self, data: st.DataObject) -> None:
@@ -899,8 +969,10 @@ class BoardMachine(RuleBasedStateMachine):
 
     @rule(data=st.data(), loop=loops)
     def view(self, data: st.DataObject, loop: str) -> None:
-        ids = st.sampled_from(["f-1", "f-2", "f-3", "f-4", R])
-        target = data.draw(st.one_of(st.builds(lambda: self.pick(data)), ids))
+        ids = st.sampled_from(["f-1", "f-2", "f-3", "f-4", f"{R}/d", R])
+        self.look(loop, data.draw(ids) if data.draw(st.booleans()) else self.pick(data))
+
+    def look(self, loop: str, target: str) -> None:
         try:
             viewed = self.board.view(target, member=LOOPS[loop], loop=loop)
         except BoardError as error:
@@ -927,7 +999,9 @@ class BoardMachine(RuleBasedStateMachine):
     @rule(loop=loops)
     def notice(self, loop: str) -> None:
         expected = {
-            f for f in self.expected_news(loop) if self.other(loop, f) > self.covered[loop].get(f, 0)
+            f
+            for f in self.expected_news(loop)
+            if self.other(loop, f) > self.covered[loop].get(f, 0)
         }
         notice = self.board.notice(loop)
         named = set() if notice is None else {i["file"] for i in notice.ids}
@@ -976,7 +1050,7 @@ def _prefixes(path: str) -> list[str]:
 
 BoardMachine.TestCase.settings = settings(
     max_examples=100,
-    stateful_step_count=40,
+    stateful_step_count=50,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
@@ -992,7 +1066,9 @@ def test_path_grammar_matches_its_definition(tail: str) -> None:
         len(path.encode("utf-8", "surrogatepass")) <= 160
         and len(parts) <= 8
         and all(
-            0 < len(p) <= 64 and p not in (".", "..") and all(c.isascii() and (c.isalnum() or c in "._-") for c in p)
+            0 < len(p) <= 64
+            and p not in (".", "..")
+            and all(c.isascii() and (c.isalnum() or c in "._-") for c in p)
             for p in parts
         )
     )

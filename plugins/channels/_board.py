@@ -16,9 +16,12 @@ API (every refusal is a ``BoardError(control, message)``; ``control`` is one of 
 - ``plan(command, args, *, member, loop) -> Plan``: validate the tool arguments (a mapping of
   ``path``, ``file_text``, ``old_str``, ``new_str``, ``insert_line``, ``insert_text``,
   ``old_path``, ``new_path``, ``append_text``) and compute the exact change; mutates nothing.
-- ``apply(plan, *, record_id) -> Applied``: commit a plan.  Never fails when nothing was written
-  since ``plan``; otherwise the write is planned again and refused with control ``stale`` if the
-  result differs (other than versions, for ``str_replace``/``append``).
+- ``apply(plan, *, record_id) -> Applied``: commit a plan (once; plans belong to their board).
+  Never fails when nothing was written since ``plan``; otherwise the write is planned again:
+  refused with control ``stale`` if the result differs (other than versions, for the blind
+  ``str_replace``/``append``) or no longer plans, with the bound's control if a bound now
+  refuses it.  ``Applied`` has the ``ack``, the ``changes`` (ids, paths, base and new versions,
+  for evidence), ``payload_bytes``, and the loops/members the write made news for.
 - ``view(path_or_id, *, member, loop, view_range=None) -> Viewed``: a fenced file (marks that
   version seen by ``loop``), a listing (marks nothing), or a tombstone's one line; ``.files``
   says what was read, for evidence.
@@ -26,7 +29,7 @@ API (every refusal is a ``BoardError(control, message)``; ``control`` is one of 
   names until it changes again), ``wait_news(loop, path_filter) -> WaitNews | None``,
   ``news(loop) -> tuple[str, ...]``: what is news to ``loop``.
 - ``get(path_or_id) -> FileInfo | None``, ``files() -> tuple[FileInfo, ...]``, ``file_count``,
-  ``total_bytes``, ``bounds``.
+  ``total_bytes``, ``bounds``; ``path_error(path) -> str | None`` checks the grammar alone.
 
 News is kept per loop and updated in proportion to each write: a file is news to a loop when a
 different loop wrote a version above what that loop has seen; a tombstone is news only when the
@@ -41,6 +44,7 @@ from types import MappingProxyType
 
 import attrs
 
+from . import _board_edit as edit
 from . import _board_text as text
 from ._board_text import ROOT
 from ._board_types import (
@@ -141,26 +145,6 @@ def _key(file: str) -> int:
     return int(file[2:])
 
 
-def _normal(value: str) -> str:
-    return value.replace("\r\n", "\n").replace("\r", "\n")
-
-
-def _lines(content: str) -> list[str]:
-    lines = content.split("\n") if content else []
-    if lines and lines[-1] == "":
-        lines.pop()
-    return lines
-
-
-def _size(value: str) -> int:
-    try:
-        return len(value.encode("utf-8"))
-    except UnicodeEncodeError:
-        raise BoardError(
-            "invalid", "the text is not valid UTF-8 (it has a lone surrogate)."
-        ) from None
-
-
 def _parents(path: str) -> list[str]:
     """The directories strictly between the root and ``path``."""
     parts = path.split("/")
@@ -245,7 +229,7 @@ class Board:
     def _loop(self, loop: str, member: str | None = None) -> _Loop:
         lp = self._loops.get(loop)
         if lp is None:
-            live = {f for f in self._paths.values()}
+            live = set(self._paths.values())
             lp = self._loops[loop] = _Loop(member, pending=live, unnotified=set(live))
         elif member is not None and lp.member != member:
             if lp.member is not None:
@@ -284,7 +268,7 @@ class Board:
             subtree=draft.subtree,
             changes=draft.changes,
             payload=draft.payload,
-            payload_bytes=_size(draft.payload),
+            payload_bytes=edit.size(draft.payload),
             contents=draft.contents,
             revision=self._revision,
             serial=next(self._serials),
@@ -375,26 +359,38 @@ class Board:
             targets, subtree = self._targets(path, "deleted")
             for t in targets:
                 self._need_view(lp, t, "deleting it")
-            gone = [FileChange(file=t.id, path=t.path, base=t.version, version=t.version + 1,
-                               deleted=True) for t in targets]  # fmt: skip
+            gone = [
+                FileChange(
+                    file=t.id, path=t.path, base=t.version, version=t.version + 1, deleted=True
+                )
+                for t in targets
+            ]
             return _Draft(path, subtree, tuple(gone), (None,) * len(gone), "")
         f = self._live(path)
         if command == "create":
-            content = payload = _normal(self._text_arg(args, "file_text", command))
+            content = payload = edit.normal(self._text_arg(args, "file_text", command))
             if f is not None:
                 self._need_view(lp, f, "replacing it")
         elif command == "append":
-            payload = _normal(self._text_arg(args, "append_text", command))
+            payload = edit.normal(self._text_arg(args, "append_text", command))
             if not payload:
                 raise BoardError("invalid", "append: The `append_text` parameter cannot be empty.")
-            old = "" if f is None else f.content or ""
-            content = old + ("\n" if old and not old.endswith("\n") else "") + payload
-        else:  # str_replace, insert: an existing file
+            content = edit.appended("" if f is None else f.content or "", payload)
+        elif command == "str_replace":
             f = self._existing(path)
-            if command == "str_replace":
-                content, payload = self._replace(f.content or "", path, args)
-            else:
-                content, payload = self._insert(f, args, lp)
+            old = edit.normal(self._text_arg(args, "old_str", command, required=False))
+            payload = edit.normal(self._text_arg(args, "new_str", command, required=False))
+            content = edit.replaced(f.content or "", old, payload, path)
+        else:  # insert
+            f = self._existing(path)
+            line = args.get("insert_line")
+            if line is None:
+                raise BoardError("invalid", "insert_line is required for insert command")
+            if isinstance(line, bool) or not isinstance(line, int):
+                raise BoardError("invalid", f"insert_line must be an integer, not {line!r}")
+            payload = edit.normal(self._text_arg(args, "insert_text", command))
+            self._need_view(lp, f, "inserting into it")
+            content = edit.inserted(f.content or "", line, payload)
         if f is None:
             self._check_free(path)
         self._check_content(path, content, f)
@@ -419,43 +415,12 @@ class Board:
             if (problem := path_error(moved)) is not None:
                 raise BoardError("path", f"Cannot rename {old} to {new}: {problem}")
             self._need_view(lp, t, "renaming it")
-            changes.append(FileChange(file=t.id, path=moved, base=t.version,
-                                      version=t.version + 1, old_path=t.path))  # fmt: skip
+            changes.append(
+                FileChange(
+                    file=t.id, path=moved, base=t.version, version=t.version + 1, old_path=t.path
+                )
+            )
         return _Draft(old, subtree, tuple(changes), tuple(t.content for t in targets), "")
-
-    def _replace(self, content: str, path: str, args: Mapping[str, object]) -> tuple[str, str]:
-        old = _normal(self._text_arg(args, "old_str", "str_replace", required=False) or "")
-        if not old:
-            raise BoardError("invalid", text.OLD_STR_EMPTY)
-        new = _normal(self._text_arg(args, "new_str", "str_replace", required=False) or "")
-        starts: list[int] = []
-        at = content.find(old)
-        while at != -1 and len(starts) < 50:
-            starts.append(at)
-            at = content.find(old, at + 1)
-        if not starts:
-            raise BoardError("invalid", text.no_match(old, path))
-        if len(starts) > 1:
-            lines = sorted({content.count("\n", 0, s) + 1 for s in starts})
-            raise BoardError("invalid", text.many_matches(old, lines))
-        return content[: starts[0]] + new + content[starts[0] + len(old) :], new
-
-    def _insert(self, f: _File, args: Mapping[str, object], lp: _Loop) -> tuple[str, str]:
-        line = args.get("insert_line")
-        if line is None:
-            raise BoardError("invalid", "insert_line is required for insert command")
-        if isinstance(line, bool) or not isinstance(line, int):
-            raise BoardError("invalid", f"insert_line must be an integer, not {line!r}")
-        insert = _normal(self._text_arg(args, "insert_text", "insert"))
-        self._need_view(lp, f, "inserting into it")
-        content = f.content or ""
-        lines = _lines(content)
-        if not 0 <= line <= len(lines):
-            raise BoardError("invalid", text.insert_range(line, len(lines)))
-        added = (insert[:-1] if insert.endswith("\n") else insert).split("\n")
-        new = "\n".join(lines[:line] + added + lines[line:])
-        ends = content.endswith("\n") if line < len(lines) else insert.endswith("\n")
-        return new + ("\n" if ends else ""), insert
 
     # -- checks ----------------------------------------------------------------------------
 
@@ -525,7 +490,7 @@ class Board:
     def _check_content(self, path: str, content: str, f: _File | None) -> None:
         if (marker := text.fence_marker(content)) is not None:
             raise BoardError("fence", text.fenced(marker, path))
-        b, size, lines = self.bounds, _size(content), len(_lines(content))
+        b, size, lines = self.bounds, edit.size(content), len(edit.lines(content))
         total = self._bytes + size - (0 if f is None else f.size)
         if f is None and len(self._paths) >= b.max_files:
             raise BoardError("max_files", text.too_many_files(len(self._paths), b.max_files))
@@ -546,7 +511,10 @@ class Board:
         loop: str,
         view_range: Sequence[int] | None = None,
     ) -> Viewed:
-        """View a file (by path or id), a tombstone (by id) or a directory listing."""
+        """View a file (by path or id), a tombstone (by id) or a directory listing.
+
+        Viewing a file or tombstone marks its version seen by ``loop``; a listing marks nothing.
+        """
         lp = self._loop(loop, member)
         if not path_or_id:
             raise BoardError("invalid", "Path is required for view command")
@@ -568,9 +536,9 @@ class Board:
                 text=f"{f.id} was deleted by {f.writer}.", files=(attrs.evolve(read, deleted=True),)
             )
         else:
-            lines, first = _lines(f.content), 1
+            lines, first = edit.lines(f.content), 1
             if view_range is not None:
-                lines, first = self._range(lines, view_range)
+                lines, first = edit.view_slice(lines, view_range)
                 read = attrs.evolve(read, lines=(first, first + len(lines) - 1))
             body = text.file_fence(
                 file=f.id,
@@ -586,23 +554,6 @@ class Board:
         lp.seen[f.id] = max(lp.seen.get(f.id, 0), f.version)
         self._refresh(loop, lp, f, changed=False)
         return result
-
-    @staticmethod
-    def _range(lines: list[str], view_range: Sequence[int]) -> tuple[list[str], int]:
-        if (
-            isinstance(view_range, str)
-            or not isinstance(view_range, Sequence)
-            or len(view_range) != 2
-            or not all(isinstance(i, int) and not isinstance(i, bool) for i in view_range)
-        ):
-            raise BoardError("invalid", text.RANGE_SHAPE)
-        shown, (start, end), n = list(view_range), view_range, len(lines)
-        if not 1 <= start <= n:
-            raise BoardError("invalid", text.range_first(shown, start, n))
-        end = -1 if end > n else end
-        if end != -1 and end < start:
-            raise BoardError("invalid", text.range_second(shown, end, start))
-        return lines[start - 1 : None if end == -1 else end], start
 
     def _listing(self, path: str) -> Viewed:
         if path != ROOT and path not in self._dirs:
@@ -633,7 +584,10 @@ class Board:
         return files, labels, writers, first
 
     def status_line(self, loop: str) -> str | None:
-        """``Shared memory: N files changed since you last viewed them (...)``, or ``None``."""
+        """``Shared memory: N files changed since you last viewed them (...)``, or ``None``.
+
+        Names every file that is news to ``loop``; they count as told (so a deletion is news).
+        """
         lp = self._loop(loop)
         if not lp.pending:
             return None
@@ -641,7 +595,11 @@ class Board:
         return text.status_text(labels)
 
     def notice(self, loop: str) -> NoticeLine | None:
-        """The notice line for what changed since the last notice; it covers what it names."""
+        """The notice line for what changed since the last notice, or ``None``.
+
+        A notice covers what it names: the next one omits a file until another loop changes it
+        again.  Named files count as told (so a deletion is news).
+        """
         lp = self._loop(loop)
         if not lp.unnotified:
             return None
@@ -651,7 +609,11 @@ class Board:
         return NoticeLine(text=text.notice_text(labels, writers, first), files=refs)
 
     def wait_news(self, loop: str, path_filter: str | None) -> WaitNews | None:
-        """News for a wait on a path, directory or id (``None``: the whole board), or ``None``."""
+        """News for a wait on a path, directory or id (``None``: the whole board), or ``None``.
+
+        Reports until ``loop`` views what it names; it does not cover notices.  An invalid
+        filter raises ``BoardError`` (``path``, or ``not_found`` for an unknown id).
+        """
         lp = self._loop(loop)
         if path_filter is not None and ID_RE.fullmatch(path_filter):
             if path_filter not in self._files:

@@ -142,7 +142,14 @@ class FileChange:
 
 @attrs.frozen(kw_only=True, eq=False)
 class Plan:
-    """A write computed against the board (``plan``), ready for ``apply``.  Single use."""
+    """A write computed against the board (``plan``), ready for ``apply``.  Single use.
+
+    ``args`` are the tool arguments as given; ``target`` the path the command named
+    (``old_path`` for rename) and ``subtree`` whether it is a directory; ``changes`` the files
+    it will change (``file=None`` for one it creates); ``payload`` the text it writes
+    (``file_text``, ``new_str``, ``insert_text`` or ``append_text``, line endings normalised;
+    empty for delete and rename).
+    """
 
     command: str
     member: str
