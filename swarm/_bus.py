@@ -184,9 +184,20 @@ class Bus:
         """Channels whose writes go through the bus (they have a ``prefix``)."""
         return [n for n, c in self.channels.items() if getattr(c, "prefix", None)]
 
+    def resolve(self, channel: str) -> str:
+        """The run's name for ``channel``: as given, or a third-party channel by its short
+        name (a channel does not need to know the distribution prefix it is registered under).
+        """
+        if channel in self.channels:
+            return channel
+        matches = [n for n in self.channels if n.rsplit("/", 1)[-1] == channel]
+        if len(matches) == 1:
+            return matches[0]
+        raise ToolError(f"there is no channel {channel!r} in this swarm")
+
     def counts_for(self, member: str, channel: str) -> CommCounts:
         """The activity counters of ``member`` on ``channel``."""
-        key = (member, channel)
+        key = (member, self.resolve(channel))
         found = self.counts.get(key)
         if found is None:
             found = self.counts[key] = CommCounts()
@@ -222,8 +233,7 @@ class Bus:
         awaited between admission and commit.
         """
         loop = self.acting_loop()
-        if draft.channel not in self.channels:
-            raise ToolError(f"there is no channel {draft.channel!r} in this swarm")
+        draft = attrs.evolve(draft, channel=self.resolve(draft.channel))
         if self.closed:
             raise ToolError("the swarm is stopping; nothing more is delivered.")
         view = self._run.member_view(loop.member)

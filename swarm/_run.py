@@ -306,7 +306,7 @@ class SwarmRun:
                     "member": member,
                     "loop": span,
                     "nested": False,
-                    "channel": line.channel,
+                    "channel": self.bus.resolve(line.channel),
                     "notice": notice_id,
                     "ids": list(line.ids),
                 },

@@ -37,3 +37,22 @@ def result(sample: EvalSample) -> dict[str, Any]:
 def statuses(sample: EvalSample) -> dict[str, str | None]:
     """Member name -> status from the result record."""
     return {m["name"]: m["status"] for m in result(sample)["members"]}
+
+
+@agent
+def shm_worker() -> Agent:
+    """A react agent wired to the swarm: channel tools and notices."""
+    from swarm import swarm_on_continue, swarm_tools
+
+    return react(tools=[noop(), swarm_tools()], on_continue=swarm_on_continue())
+
+
+def tool_results(sample: EvalSample, function: str) -> list[tuple[str, str | None]]:
+    """(result text, error message) of every call of ``function``, in order."""
+    from inspect_ai.event import ToolEvent
+
+    return [
+        (str(e.result), None if e.error is None else e.error.message)
+        for e in sample.events
+        if isinstance(e, ToolEvent) and e.function == function
+    ]

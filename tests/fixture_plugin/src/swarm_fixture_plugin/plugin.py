@@ -8,13 +8,18 @@ manager only when a topology names them.
 
 from __future__ import annotations
 
+from inspect_ai.tool import Tool, ToolDef, ToolError
+
 from swarm import (
     ConfigError,
     Decision,
+    Draft,
     MemberSubmitted,
     MemberView,
+    NoticeLine,
     Register,
     SwarmView,
+    current_bus,
     first_submission,
     hookimpl,
 )
@@ -54,12 +59,19 @@ def quorum(size: int = 2) -> Quorum:
 
 
 class Bulletin:
-    """A bulletin board channel; for now it only tells members where the board is."""
+    """A bulletin board channel: members post notes and read the others' (public API only).
 
-    name = "bulletin"
+    Posts go through the bus as records ``b-N``; members in notify mode get a notice line
+    counting posts they have not read.
+    """
+
+    prefix = "b"
 
     def __init__(self, path: str) -> None:
         self.path = path
+        self.posts: list[tuple[str, str, str]] = []  # (record id, author, text)
+        self.read_upto: dict[str, int] = {}
+        self.noticed_upto: dict[str, int] = {}
 
     @hookimpl
     def swarm_member_instructions(self, view: SwarmView, member: MemberView) -> str:
@@ -67,6 +79,64 @@ class Bulletin:
             f"Post what you learn on the bulletin board at {self.path}. "
             f"Sign each post as {member.name}."
         )
+
+    @hookimpl
+    def swarm_member_tools(self, view: SwarmView, member: MemberView, nested: bool) -> list[Tool]:
+        async def post(text: str) -> str:
+            """Post a note to the bulletin board.
+
+            Args:
+                text: the note.
+            """
+            return self._post(text)
+
+        async def read() -> str:
+            """Read the bulletin posts you have not read yet."""
+            return self._read()
+
+        return [
+            ToolDef(post, name="bulletin_post").as_tool(),
+            ToolDef(read, name="bulletin_read").as_tool(),
+        ]
+
+    def _unread(self, member: str, upto: dict[str, int]) -> list[tuple[str, str, str]]:
+        return [p for p in self.posts[upto.get(member, 0) :] if p[1] != member]
+
+    @hookimpl
+    def swarm_notice_lines(
+        self, view: SwarmView, member: MemberView, loop: str
+    ) -> NoticeLine | None:
+        unread = self._unread(member.name, self.noticed_upto)
+        self.noticed_upto[member.name] = len(self.posts)
+        if not unread:
+            return None
+        ids = tuple({"record": p[0]} for p in unread)
+        return NoticeLine(
+            channel="bulletin",
+            text=f"{len(unread)} new bulletin posts ({', '.join(p[0] for p in unread)}). "
+            "Call bulletin_read() to read them.",
+            ids=ids,
+        )
+
+    def _post(self, text: str) -> str:
+        bus = current_bus()
+        if bus is None:
+            raise ToolError("bulletin_post works only inside a swarm")
+        record, _ = bus.deliver(
+            Draft(channel="bulletin", kind="post", payload=text),
+            lambda rec: self.posts.append((rec.id, rec.sender, text)),
+        )
+        return f"Posted {record.id}."
+
+    def _read(self) -> str:
+        bus = current_bus()
+        if bus is None:
+            raise ToolError("bulletin_read works only inside a swarm")
+        member = bus.acting_loop().member
+        unread = self._unread(member, self.read_upto)
+        self.read_upto[member] = len(self.posts)
+        bus.note_read("bulletin", listing=False, files=[{"record": p[0]} for p in unread])
+        return "\n".join(f"{rid} by {who}: {text}" for rid, who, text in unread) or "No new posts."
 
 
 def bulletin(path: str = "/shared/bulletin.md") -> Bulletin:
