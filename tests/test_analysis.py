@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import worker
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 from inspect_ai.model import ModelCost, ModelInfo, set_model_info
@@ -17,6 +16,8 @@ from inspect_ai.scorer import match
 
 from swarm import member, swarm
 from swarm.testing import call, scripted_model, submit
+
+from helpers import worker
 
 SPEC_COLUMNS_EXAMPLE = """
 from inspect_ai.analysis import SampleSummary, samples_df

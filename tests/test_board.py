@@ -9,6 +9,8 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+
+from swarm import ConfigError
 from swarm.plugins.channels._board import (
     CONTROLS,
     Applied,
@@ -18,8 +20,6 @@ from swarm.plugins.channels._board import (
     path_error,
 )
 from swarm.plugins.channels._board_text import FILE_HEADER, LISTING_HEADER
-
-from swarm import ConfigError
 
 R = "/shared_memory"
 _records = itertools.count(1)

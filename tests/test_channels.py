@@ -9,6 +9,7 @@ from inspect_ai.log import EvalSample, resolve_sample_attachments
 
 from swarm import channel, controller, member, swarm
 from swarm.testing import call, pause, run_eval, scripted_model, submit
+
 from helpers import result, shm_worker, statuses, tool_results
 
 BOARD = "/shared_memory"

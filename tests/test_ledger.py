@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import result, statuses, worker
 from inspect_ai.agent import Agent, AgentState, agent, as_tool, react
 from inspect_ai.log import EvalSample
 from inspect_ai.model import ModelCost, ModelInfo, get_model, set_model_info
@@ -16,6 +15,8 @@ from inspect_ai.model import ModelCost, ModelInfo, get_model, set_model_info
 from swarm import Budget, MemberLimits, controller, member, swarm
 from swarm.analysis import swarm_ledger
 from swarm.testing import Step, call, fail, pause, run_eval, scripted_model, submit
+
+from helpers import result, statuses, worker
 
 SPEC_LEDGER = json.loads((Path(__file__).parent / "data" / "spec_ledger_example.json").read_text())
 PRICE = ModelCost(input=1.0, output=2.0, input_cache_write=1.0, input_cache_read=0.1)

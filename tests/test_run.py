@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import result, statuses, worker
 from inspect_ai.agent import react
 from inspect_ai.event import ModelEvent, SpanBeginEvent
 from inspect_ai.log import EvalSample, resolve_sample_attachments
 
 from swarm import Budget, MemberLimits, controller, member, swarm
 from swarm.testing import call, fail, pause, reply, run_eval, scripted_model, submit
+
+from helpers import result, statuses, worker
 
 
 def only_sample(log: object) -> EvalSample:
