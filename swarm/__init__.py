@@ -21,6 +21,7 @@ from swarm._bus import (
 )
 from swarm._context import current_member
 from swarm._defaults import first_submission, last_submission
+from swarm._finish import RESULT_KEY
 from swarm._manager import (
     PluginCatalog,
     PluginSource,
@@ -31,7 +32,6 @@ from swarm._manager import (
 )
 from swarm._member_tools import swarm_on_continue, swarm_tools, swarm_wait
 from swarm._roster import MemberSpec, member
-from swarm._run import RESULT_KEY
 from swarm._topology import PluginSpec, channel, controller, load_topology
 from swarm.errors import ConfigError, PluginError, SwarmError, UsageError
 from swarm.hookspecs import Register, hookimpl, hookspec

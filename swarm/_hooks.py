@@ -214,6 +214,10 @@ class RunHooks:
         """``swarm_member_instructions``: (plugin name, paragraph) pairs."""
         return self.collect("swarm_member_instructions", str, view=view, member=member)
 
+    def extra_metrics(self, view: SwarmView) -> list[tuple[str, dict[str, Any]]]:
+        """``swarm_extra_metrics``: (plugin name, mapping) pairs."""
+        return self.collect("swarm_extra_metrics", dict, view=view)
+
     # -- observers -----------------------------------------------------------------------------
 
     def run_started(self, view: SwarmView) -> None:

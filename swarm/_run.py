@@ -26,7 +26,6 @@ from inspect_ai.util import (
     message_limit,
     sample_limits,
     span,
-    store,
     time_limit,
     turn_limit,
 )
@@ -40,12 +39,10 @@ from swarm._bus import Bus
 from swarm._caps import effective_grace, split_sentence
 from swarm._context import _MEMBER, _RUN
 from swarm._defaults import KernelDefaults
-from swarm._events import RunEvents, index_events
+from swarm._finish import INFO_SOURCE, write_records
 from swarm._hooks import RunHooks
-from swarm._ledger import LEDGER_KEY, MemberOutcome, ledger_record
 from swarm._limits import SwarmLimitError, SwarmStopped
 from swarm._manager import PluginCatalog
-from swarm._metrics import METRICS_KEY, MemberFacts, metrics_record
 from swarm._pricing import check_prices
 from swarm._roster import RosterEntry, build_agent, expand_roster
 from swarm._topology import PluginSpec, SwarmSpec
@@ -56,28 +53,21 @@ from swarm.records import (
     Answer,
     Decision,
     Delivery,
-    FinalRecord,
     MemberEnded,
     MemberInfo,
     MemberLimits,
-    MemberResult,
     MemberState,
     MemberSubmitted,
     MemberView,
-    SwarmResult,
     SwarmView,
 )
-from swarm.serialization import unstructure
 
-__all__ = ["RESULT_KEY", "SwarmRun"]
+__all__ = ["RunMember", "SwarmRun"]
 
 logger = logging.getLogger("swarm")
 
-RESULT_KEY = "inspect_swarm:result"
-INFO_SOURCE = "inspect_swarm"
 
-
-class _Member:
+class RunMember:
     """The runtime's mutable record of one member."""
 
     __slots__ = (
@@ -86,6 +76,9 @@ class _Member:
         "ended",
         "entry",
         "error",
+        "first_pass_time",
+        "gate_checks",
+        "gate_passes",
         "info",
         "scope",
         "span_id",
@@ -103,6 +96,9 @@ class _Member:
         self.started: float | None = None
         self.ended: float | None = None
         self.error: str | None = None
+        self.gate_checks = 0
+        self.gate_passes = 0
+        self.first_pass_time: float | None = None
         self.scope: anyio.CancelScope | None = None
         self.agent_state: AgentState | None = None
         self.delivery: Delivery | None = None
@@ -179,8 +175,8 @@ class SwarmRun:
         self.spec = spec
         self.catalog = catalog
         self.input_messages = list(input_messages)
-        self.members: list[_Member] = [_Member(e) for e in expand_roster(spec.members)]
-        self._by_name = {m.info.name: m for m in self.members}
+        self.members: list[RunMember] = [RunMember(e) for e in expand_roster(spec.members)]
+        self.by_name = {m.info.name: m for m in self.members}
         self.controller_name = spec.controller.name
         self.channel_names = tuple(c.name for c in spec.channels)
         self.channel_objects = [
@@ -202,16 +198,16 @@ class SwarmRun:
         self.stop_reason: str | None = None
         self.interrupted = False
         self.ended_by: str | None = None
-        self._root_span: str | None = None
+        self.root_span: str | None = None
         self._timer: anyio.CancelScope | None = None
-        self._wall_clock = 0.0
+        self.wall_clock = 0.0
         self._t0 = 0.0
-        self._started_at = datetime.now(UTC)
+        self.started_at = datetime.now(UTC)
         self._tg: anyio.abc.TaskGroup | None = None
         self._running = 0
         self._all_ended: anyio.Event | None = None
         self._chosen: Answer | None = None
-        self._answer: Answer = Answer(member=None, mode=None, reason="no_submissions")
+        self.answer: Answer = Answer(member=None, mode=None, reason="no_submissions")
         self._output = ModelOutput()
 
     # -- construction --------------------------------------------------------------------------
@@ -256,7 +252,7 @@ class SwarmRun:
 
     def member_view(self, name: str) -> MemberView:
         """The view of member ``name`` now."""
-        return self._by_name[name].view
+        return self.by_name[name].view
 
     # -- what members wire in (swarm_tools, swarm_on_continue) ---------------------------------
 
@@ -267,6 +263,13 @@ class SwarmRun:
     def own_loop(self, member: str) -> str | None:
         """The member's own loop, once bound."""
         return self._own_loops.get(member)
+
+    def has_channel_tools(self) -> bool:
+        """Whether some channel gives members tools (besides ``swarm_wait``)."""
+        if not self.members:
+            return False
+        found = self.hooks.member_tools(self.view(), self.members[0].view, False)
+        return any(tools for _, tools in found)
 
     def member_tools(self, member: str, *, nested: bool) -> list[Any]:
         """The tools a member's own (or a nested) loop gets from the channels."""
@@ -285,7 +288,7 @@ class SwarmRun:
 
     def notice_for(self, member: str, span: str) -> tuple[str, dict[str, Any]] | None:
         """The notice for a member's own loop at a turn boundary, or ``None``."""
-        m = self._by_name[member]
+        m = self.by_name[member]
         if self._own_loops.get(member) != span:
             return None
         self.continue_wired.add(member)
@@ -331,8 +334,8 @@ class SwarmRun:
     async def run(self, state: AgentState) -> AgentState:
         """Run the swarm to its end and return the swarm's agent state."""
         self._t0 = anyio.current_time()
-        self._started_at = datetime.now(UTC)
-        self._root_span = current_span_id()
+        self.started_at = datetime.now(UTC)
+        self.root_span = current_span_id()
         limits = sample_limits()
         run_token = _RUN.set(self)
         try:
@@ -355,8 +358,8 @@ class SwarmRun:
             raise
         finally:
             self._tg = None
-            self._wall_clock = self.now()
-            self._finish(state)  # synchronous: cancellation cannot interrupt it
+            self.wall_clock = self.now()
+            write_records(self, state)  # synchronous: cancellation cannot interrupt it
             _RUN.reset(run_token)
         return state
 
@@ -365,14 +368,14 @@ class SwarmRun:
             return
         plugin, decision = decided
         for name in decision.start:
-            m = self._by_name.get(name)
+            m = self.by_name.get(name)
             if m is None or m.state != "pending":
                 why = "is not in the roster" if m is None else f"is {m.state}, not pending"
                 raise PluginError(plugin, hook, f"asked to start member {name!r}, which {why}")
             if not self.stopping:
                 self._start(m)
         if decision.answer is not None:
-            m = self._by_name.get(decision.answer)
+            m = self.by_name.get(decision.answer)
             if m is None or m.status != "submitted":
                 raise PluginError(
                     plugin,
@@ -380,14 +383,14 @@ class SwarmRun:
                     f"chose member {decision.answer!r} as the answer, but it has not submitted",
                 )
             self._chosen = Answer(member=m.info.name, mode="controller", reason=decision.reason)
-            self._refresh_answer()
+            self.refresh_answer()
         if decision.stop is not None:
             reason = decision.stop
             if reason not in TOPOLOGY_REASONS:
                 reason = f"controller:{reason}"
             self._stop(reason)
 
-    def _start(self, m: _Member) -> None:
+    def _start(self, m: RunMember) -> None:
         assert self._tg is not None
         m.state = "running"
         m.started = self.now()
@@ -398,7 +401,7 @@ class SwarmRun:
         self.hooks.member_started(self.view(), m.view)
         self._tg.start_soon(self._run_member, m, name=f"swarm member {m.info.name}")
 
-    def preamble(self, m: _Member) -> str:
+    def preamble(self, m: RunMember) -> str:
         """The text appended to a member's input: who it is, its role, channel instructions."""
         n = len(self.members)
         if n == 1:
@@ -424,7 +427,7 @@ class SwarmRun:
         paragraphs.extend(text for _, text in found if text.strip())
         return "\n\n".join(paragraphs)
 
-    async def _run_member(self, m: _Member) -> None:
+    async def _run_member(self, m: RunMember) -> None:
         status: str | None = None
         member_token = _MEMBER.set(m.info)
         try:
@@ -438,7 +441,7 @@ class SwarmRun:
             outside = status is None  # cancelled from outside the swarm, or a sample limit
             self._member_ended(m, status or "cancelled", decide=not outside)
 
-    async def _run_agent(self, m: _Member) -> str:
+    async def _run_agent(self, m: RunMember) -> str:
         messages: list[ChatMessage] = [msg.model_copy() for msg in self.input_messages]
         messages.append(ChatMessageUser(content=self.preamble(m), source="input"))
         state = AgentState(messages=messages)
@@ -458,7 +461,7 @@ class SwarmRun:
         except Exception as ex:
             return self._classify(m, ex)
 
-    def _classify(self, m: _Member, ex: Exception) -> str:
+    def _classify(self, m: RunMember, ex: Exception) -> str:
         leaves = _leaves(ex)
         ours = [leaf for leaf in leaves if isinstance(leaf, SwarmLimitError)]
         if ours and len(ours) == len(leaves):
@@ -476,7 +479,7 @@ class SwarmRun:
         )
         return "errored"
 
-    def _member_ended(self, m: _Member, status: str, *, decide: bool = True) -> None:
+    def _member_ended(self, m: RunMember, status: str, *, decide: bool = True) -> None:
         m.state = "ended"
         m.status = status
         m.ended = self.now()
@@ -492,7 +495,7 @@ class SwarmRun:
             if not self.stopping:
                 self._apply(self.hooks.on_member_end(self.view(), event), "swarm_on_member_end")
         self.hooks.member_ended(self.view(), event)
-        self._refresh_answer()
+        self.refresh_answer()
         if self.waits is not None:
             self.waits.member_ended(m.info.name, status)
         if self._running == 0:
@@ -544,7 +547,7 @@ class SwarmRun:
 
     # -- the answer and the records ------------------------------------------------------------
 
-    def _refresh_answer(self) -> None:
+    def refresh_answer(self) -> None:
         answer = self._chosen
         decided = None
         if answer is None:
@@ -553,154 +556,16 @@ class SwarmRun:
         if answer is None or answer.member is None:
             answer = Answer(member=None, mode=None, reason="no_submissions")
         else:
-            m = self._by_name.get(answer.member)
+            m = self.by_name.get(answer.member)
             if m is None or m.status != "submitted":
                 raise PluginError(
                     decided[0] if decided else "<controller>",
                     "swarm_choose_answer",
                     f"chose member {answer.member!r}, which has not submitted",
                 )
-        self._answer = answer
-        chosen = self._by_name.get(answer.member) if answer.member else None
+        self.answer = answer
+        chosen = self.by_name.get(answer.member) if answer.member else None
         if chosen is not None and chosen.agent_state is not None:
             self._output = chosen.agent_state.output
         else:
             self._output = ModelOutput()
-
-    def result(self, *, provisional: bool) -> SwarmResult:
-        """The ``inspect_swarm:result`` record as of now."""
-        return SwarmResult(
-            members=tuple(
-                MemberResult(
-                    name=m.info.name,
-                    role=m.info.role,
-                    state=m.state,
-                    status=m.status,
-                    submitted=m.status == "submitted",
-                    started=m.started,
-                    time=m.ended,
-                    parent=m.info.parent,
-                    depth=m.info.depth,
-                    error=m.error,
-                )
-                for m in self.members
-            ),
-            final=FinalRecord(
-                mode=self._answer.mode,
-                member=self._answer.member,
-                reason=self._answer.reason,
-                provisional=provisional,
-            ),
-            stop_reason=self.stop_reason,
-        )
-
-    def _finish(self, state: AgentState) -> None:
-        try:
-            self._refresh_answer()
-        except PluginError:
-            logger.exception("answer selection failed while the swarm ended")
-        final = not self.interrupted
-        state.output = self._output
-        chosen = self._by_name.get(self._answer.member) if self._answer.member else None
-        if final and chosen is not None and chosen.agent_state is not None:
-            last = chosen.agent_state.output.message if chosen.agent_state.output.choices else None
-            if last is not None:
-                last = last.model_copy(
-                    update={
-                        "metadata": {
-                            **(last.metadata or {}),
-                            INFO_SOURCE: {
-                                "final": {"mode": self._answer.mode, "member": chosen.info.name}
-                            },
-                        }
-                    }
-                )
-                state.messages = [*self.input_messages, last]
-        result = self.result(provisional=not final)
-        data = unstructure(result)
-        store().set(RESULT_KEY, data)
-        transcript().info({"type": "result", **data}, source=INFO_SOURCE)
-        events = index_events(
-            transcript().events, self._root_span, {m.span_id: m.info.name for m in self.members}
-        )
-        ledger = self.ledger(events)
-        store().set(LEDGER_KEY, ledger)
-        transcript().info({"type": "ledger", **ledger}, source=INFO_SOURCE)
-        metrics = self.metrics(events)
-        store().set(METRICS_KEY, metrics)
-        transcript().info({"type": "metrics", **metrics}, source=INFO_SOURCE)
-        self.hooks.run_ended(self.view(), result)
-
-    def _gates(self, events: RunEvents, name: str) -> tuple[int, int, float | None]:
-        from inspect_ai.scorer import value_to_float
-
-        scores = events.gate_scores.get(name, [])
-        first = scores[0].scorer if scores else None
-        checks = [s for s in scores if s.scorer == first]
-        to_float = value_to_float()
-        passes = [s for s in checks if to_float(s.score.value) == 1.0]
-        first_pass = None
-        if passes:
-            first_pass = (passes[0].timestamp - self._started_at).total_seconds()
-        return len(checks), len(passes), first_pass
-
-    def _news_to(self, m: _Member) -> bool:
-        own = self._own_loops.get(m.info.name)
-        start = m.started if m.started is not None else float("inf")
-        end = m.ended if m.ended is not None else float("inf")
-        return any(start <= t <= end and loop != own for t, loop in self.bus.commits)
-
-    def metrics(self, events: RunEvents) -> dict[str, Any]:
-        """The ``inspect_swarm:metrics`` record as of now."""
-        facts = []
-        for m in self.members:
-            checks, passes, first_pass = self._gates(events, m.info.name)
-            facts.append(
-                MemberFacts(
-                    name=m.info.name,
-                    started=m.started,
-                    ended=m.ended,
-                    delivery=m.delivery or m.info.delivery or "notify",
-                    own_loop_bound=m.info.name in self._own_loops,
-                    continue_wired=m.info.name in self.continue_wired,
-                    news_to_own_loop=self._news_to(m),
-                    gate_checks=checks,
-                    gate_passes=passes,
-                    first_pass_time=first_pass,
-                )
-            )
-        recording = self.bus.recording_channels
-        return metrics_record(
-            swarm=self.accounts.swarm,
-            meters=self.accounts.members,
-            members=facts,
-            events=events,
-            comm=self.bus.counts,
-            channels=recording,
-            waits=None if self.waits is None else self.waits.counts,
-            channel_tools=bool(self._tools.get(False)) or bool(self._channel_tools()),
-            answer=self._answer.member,
-            wall_clock=self._wall_clock,
-        )
-
-    def _channel_tools(self) -> list[Any]:
-        if not self.members:
-            return []
-        found = self.hooks.member_tools(self.view(), self.members[0].view, False)
-        return [t for _, ts in found for t in ts]
-
-    def ledger(self, events: RunEvents) -> dict[str, Any]:
-        """The ``inspect_swarm:ledger`` record as of now."""
-        return ledger_record(
-            accounts=self.accounts,
-            events=events,
-            members=[
-                MemberOutcome(name=m.info.name, status=m.status, cancelled=m.status == "cancelled")
-                for m in self.members
-            ],
-            stop_reason=self.stop_reason,
-            ended_by=self.ended_by,
-            interrupted=self.interrupted,
-            final_cancelled=False,
-            wall_clock=self._wall_clock,
-        )

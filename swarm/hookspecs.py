@@ -284,6 +284,21 @@ def swarm_member_instructions(view: SwarmView, member: MemberView) -> str | None
     """
 
 
+@hookspec
+def swarm_extra_metrics(view: SwarmView) -> dict[str, Any] | None:
+    """Extra figures for the ``inspect_swarm:metrics`` record, under the plugin's own key.
+
+    Every implementation is called once, when the swarm ends.  A run's channel or controller
+    is keyed by its registered name (``swarm-fixture-plugin/bulletin``), any other plugin by
+    its plugin name; a key that is one of the record's own fields is an error.
+
+    :param view: the run at its end.
+    :return: a JSON-ready mapping; ``None`` to add nothing.
+
+    .. versionadded:: 0.1
+    """
+
+
 # ---------------------------------------------------------------------------------------------
 # Observers: side effects only; a failure is logged, never fatal
 # ---------------------------------------------------------------------------------------------

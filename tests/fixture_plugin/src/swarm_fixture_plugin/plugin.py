@@ -65,6 +65,7 @@ class Bulletin:
     counting posts they have not read.
     """
 
+    name = "bulletin"
     prefix = "b"
 
     def __init__(self, path: str) -> None:

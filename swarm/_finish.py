@@ -1,0 +1,183 @@
+"""The end of a run: the answer made final and the three records written.
+
+``inspect_swarm:result``, ``inspect_swarm:ledger`` and ``inspect_swarm:metrics`` go to the
+sample store and to the transcript as ``InfoEvent``s (source ``inspect_swarm``).  Called from
+the run's ``finally`` path, synchronously, so it completes even when the sample is cancelled.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from inspect_ai.agent import AgentState
+from inspect_ai.log import transcript
+from inspect_ai.scorer import value_to_float
+from inspect_ai.util import store
+
+from swarm._events import RunEvents, index_events
+from swarm._ledger import LEDGER_KEY, MemberOutcome, ledger_record
+from swarm._metrics import METRICS_KEY, MemberFacts, metrics_record
+from swarm.errors import PluginError
+from swarm.records import FinalRecord, MemberResult, SwarmResult
+from swarm.serialization import unstructure
+
+if TYPE_CHECKING:
+    from swarm._run import RunMember, SwarmRun
+
+__all__ = ["INFO_SOURCE", "RESULT_KEY", "result_record", "write_records"]
+
+logger = logging.getLogger("swarm")
+
+RESULT_KEY = "inspect_swarm:result"
+INFO_SOURCE = "inspect_swarm"
+
+
+def result_record(run: SwarmRun, *, provisional: bool) -> SwarmResult:
+    """The ``inspect_swarm:result`` record as of now."""
+    return SwarmResult(
+        members=tuple(
+            MemberResult(
+                name=m.info.name,
+                role=m.info.role,
+                state=m.state,
+                status=m.status,
+                submitted=m.status == "submitted",
+                started=m.started,
+                time=m.ended,
+                parent=m.info.parent,
+                depth=m.info.depth,
+                error=m.error,
+                gate_checks=m.gate_checks,
+                gate_passes=m.gate_passes,
+                first_pass_time=m.first_pass_time,
+            )
+            for m in run.members
+        ),
+        final=FinalRecord(
+            mode=run.answer.mode,
+            member=run.answer.member,
+            reason=run.answer.reason,
+            provisional=provisional,
+        ),
+        stop_reason=run.stop_reason,
+    )
+
+
+def _final_conversation(run: SwarmRun, state: AgentState) -> None:
+    chosen = run.by_name.get(run.answer.member) if run.answer.member else None
+    if chosen is None or chosen.agent_state is None or not chosen.agent_state.output.choices:
+        return
+    last = chosen.agent_state.output.message
+    final = {"mode": run.answer.mode, "member": chosen.info.name}
+    last = last.model_copy(
+        update={"metadata": {**(last.metadata or {}), INFO_SOURCE: {"final": final}}}
+    )
+    state.messages = [*run.input_messages, last]
+
+
+def write_records(run: SwarmRun, state: AgentState) -> None:
+    """Make the answer final (unless interrupted) and write every record."""
+    try:
+        run.refresh_answer()
+    except PluginError:
+        logger.exception("answer selection failed while the swarm ended")
+    final = not run.interrupted
+    state.output = run.output
+    if final:
+        _final_conversation(run, state)
+    result = result_record(run, provisional=not final)
+    data = unstructure(result)
+    _write(RESULT_KEY, "result", data)
+    events = index_events(
+        transcript().events, run.root_span, {m.span_id: m.info.name for m in run.members}
+    )
+    _write(LEDGER_KEY, "ledger", _ledger(run, events))
+    _write(METRICS_KEY, "metrics", _metrics(run, events))
+    run.hooks.run_ended(run.view(), result)
+
+
+def _write(key: str, kind: str, data: dict[str, Any]) -> None:
+    store().set(key, data)
+    transcript().info({"type": kind, **data}, source=INFO_SOURCE)
+
+
+def _ledger(run: SwarmRun, events: RunEvents) -> dict[str, Any]:
+    return ledger_record(
+        accounts=run.accounts,
+        events=events,
+        members=[
+            MemberOutcome(name=m.info.name, status=m.status, cancelled=m.status == "cancelled")
+            for m in run.members
+        ],
+        stop_reason=run.stop_reason,
+        ended_by=run.ended_by,
+        interrupted=run.interrupted,
+        final_cancelled=False,
+        wall_clock=run.wall_clock,
+    )
+
+
+def _member_gates(run: SwarmRun, events: RunEvents, m: RunMember) -> tuple[int, int, float | None]:
+    """The kernel's own checks plus the member's in-loop checks (intermediate scores of the
+    first scorer it used)."""
+    scores = events.gate_scores.get(m.info.name, [])
+    first = scores[0].scorer if scores else None
+    checks = [s for s in scores if s.scorer == first]
+    to_float = value_to_float()
+    passes = [s for s in checks if to_float(s.score.value) == 1.0]
+    times = [(s.timestamp - run.started_at).total_seconds() for s in passes]
+    if m.first_pass_time is not None:
+        times.append(m.first_pass_time)
+    return (
+        len(checks) + m.gate_checks,
+        len(passes) + m.gate_passes,
+        min(times) if times else None,
+    )
+
+
+def _news_to(run: SwarmRun, m: RunMember) -> bool:
+    own = run.own_loop(m.info.name)
+    start = m.started if m.started is not None else float("inf")
+    end = m.ended if m.ended is not None else float("inf")
+    return any(start <= t <= end and loop != own for t, loop in run.bus.commits)
+
+
+def _metrics(run: SwarmRun, events: RunEvents) -> dict[str, Any]:
+    facts = []
+    for m in run.members:
+        checks, passes, first_pass = _member_gates(run, events, m)
+        facts.append(
+            MemberFacts(
+                name=m.info.name,
+                started=m.started,
+                ended=m.ended,
+                delivery=m.delivery or m.info.delivery or "notify",
+                own_loop_bound=run.own_loop(m.info.name) is not None,
+                continue_wired=m.info.name in run.continue_wired,
+                news_to_own_loop=_news_to(run, m),
+                gate_checks=checks,
+                gate_passes=passes,
+                first_pass_time=first_pass,
+            )
+        )
+    record = metrics_record(
+        swarm=run.accounts.swarm,
+        meters=run.accounts.members,
+        members=facts,
+        events=events,
+        comm=run.bus.counts,
+        channels=run.bus.recording_channels,
+        waits=None if run.waits is None else run.waits.counts,
+        channel_tools=run.has_channel_tools(),
+        answer=run.answer.member,
+        wall_clock=run.wall_clock,
+    )
+    for plugin, extra in run.hooks.extra_metrics(run.view()):
+        key = plugin.split(":", 1)[-1]
+        if key in record:
+            raise PluginError(
+                plugin, "swarm_extra_metrics", f"metrics key {key!r} is the record's own"
+            )
+        record[key] = extra
+    return record
