@@ -47,6 +47,7 @@ from swarm.records import (
     MemberResult,
     MemberSubmitted,
     MemberView,
+    Quiescent,
     SwarmResult,
     SwarmView,
 )
@@ -78,6 +79,7 @@ __all__ = [
     "PluginError",
     "PluginSource",
     "PluginSpec",
+    "Quiescent",
     "Record",
     "RecordRejected",
     "Register",

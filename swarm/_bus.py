@@ -273,6 +273,7 @@ class Bus:
         counts.record_bytes += record.size
         self.commits.append((record.time, record.loop))
         self._evidence("delivered", loop, record)
+        self._run.activity()
         self._run.hooks.record_delivered(self._run.view(), record)
         for listener in self._changed:
             listener(record)

@@ -100,7 +100,11 @@ def index_events(
             elif event.parent_id is not None and event.parent_id in owner:
                 owner[event.id] = owner[event.parent_id]
                 # a nested agent span starts a subagent's loop; other spans stay in the loop
-                own_span[event.id] = own_span.get(event.parent_id, False) and event.type != "agent"
+                # (the runtime's own checks run in a "gate" span: they are not the loop's)
+                own_span[event.id] = own_span.get(event.parent_id, False) and event.type not in (
+                    "agent",
+                    "gate",
+                )
             continue
         span_id: Any = getattr(event, "span_id", None)
         who = owner.get(span_id) if span_id is not None else None

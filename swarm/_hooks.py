@@ -22,6 +22,7 @@ from swarm.records import (
     MemberEnded,
     MemberSubmitted,
     MemberView,
+    Quiescent,
     SwarmResult,
     SwarmView,
 )
@@ -147,6 +148,10 @@ class RunHooks:
     def on_member_end(self, view: SwarmView, event: MemberEnded) -> tuple[str, Decision] | None:
         """``swarm_on_member_end``."""
         return self.decide("swarm_on_member_end", Decision, view=view, event=event)
+
+    def on_quiescence(self, view: SwarmView, event: Quiescent) -> tuple[str, Decision] | None:
+        """``swarm_on_quiescence``."""
+        return self.decide("swarm_on_quiescence", Decision, view=view, event=event)
 
     def choose_answer(self, view: SwarmView) -> tuple[str, Answer] | None:
         """``swarm_choose_answer``."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import pluggy
@@ -40,6 +40,7 @@ from swarm._caps import effective_grace, split_sentence
 from swarm._context import _MEMBER, _RUN
 from swarm._defaults import KernelDefaults
 from swarm._finish import INFO_SOURCE, write_records
+from swarm._gate import check, resolve_verifier
 from swarm._hooks import RunHooks
 from swarm._limits import SwarmLimitError, SwarmStopped
 from swarm._manager import PluginCatalog
@@ -59,6 +60,7 @@ from swarm.records import (
     MemberState,
     MemberSubmitted,
     MemberView,
+    Quiescent,
     SwarmView,
 )
 
@@ -77,6 +79,7 @@ class RunMember:
         "entry",
         "error",
         "first_pass_time",
+        "verified",
         "gate_checks",
         "gate_passes",
         "info",
@@ -99,6 +102,7 @@ class RunMember:
         self.gate_checks = 0
         self.gate_passes = 0
         self.first_pass_time: float | None = None
+        self.verified: bool | None = None
         self.scope: anyio.CancelScope | None = None
         self.agent_state: AgentState | None = None
         self.delivery: Delivery | None = None
@@ -117,6 +121,8 @@ class RunMember:
             started=self.started,
             ended=self.ended,
             delivery=self.delivery or self.info.delivery,
+            gate_checks=self.gate_checks,
+            gate_passes=self.gate_passes,
         )
 
     def changed(self) -> None:
@@ -186,6 +192,11 @@ class SwarmRun:
         self.waits = Waits(self, self.bus) if self.bus.max_wait is not None else None
         self.pm = self._build_manager()
         self.hooks = RunHooks(self.pm)
+        self.verifier = resolve_verifier(getattr(self.controller, "verifier", None))
+        idle = getattr(self.controller, "idle_seconds", None)
+        self.idle_seconds: float | None = None if idle is None else float(idle)
+        self._last_activity = 0.0
+        self._watchers: list[anyio.CancelScope] = []
         self._own_loops: dict[str, str] = {}
         self._tools: dict[bool, list[Any]] = {}
         self.continue_wired: set[str] = set()
@@ -199,7 +210,6 @@ class SwarmRun:
         self.interrupted = False
         self.ended_by: str | None = None
         self.root_span: str | None = None
-        self._timer: anyio.CancelScope | None = None
         self.wall_clock = 0.0
         self._t0 = 0.0
         self.started_at = datetime.now(UTC)
@@ -216,12 +226,8 @@ class SwarmRun:
         pm = pluggy.PluginManager(hookspecs.PROJECT)
         pm.add_hookspecs(hookspecs)
         plugins: list[tuple[str, object]] = [("swarm:defaults", KernelDefaults())]
-        plugins.append(
-            (
-                f"controller:{self.controller_name}",
-                _instantiate(self.catalog, "controller", self.spec.controller),
-            )
-        )
+        self.controller = _instantiate(self.catalog, "controller", self.spec.controller)
+        plugins.append((f"controller:{self.controller_name}", self.controller))
         for name, channel in self.channel_objects:
             plugins.append((f"channel:{name}", channel))
         plugins.append(("swarm:rate", self.bus.rate_control))
@@ -347,6 +353,8 @@ class SwarmRun:
                 self._tg = tg
                 if self.accounts.caps.time is not None:
                     tg.start_soon(self._time_cap, self.accounts.caps.time, name="swarm time cap")
+                if self.idle_seconds is not None:
+                    tg.start_soon(self._idle_watch, self.idle_seconds, name="swarm idle watch")
                 view = self.view()
                 self.hooks.run_started(view)
                 self._apply(self.hooks.start(view), "swarm_start")
@@ -398,6 +406,7 @@ class SwarmRun:
         m.delivery = mode or "notify"
         m.changed()
         self._running += 1
+        self.activity()
         self.hooks.member_started(self.view(), m.view)
         self._tg.start_soon(self._run_member, m, name=f"swarm member {m.info.name}")
 
@@ -451,15 +460,34 @@ class SwarmRun:
             with apply_limits(_member_limits(m.entry.spec.limits), catch_errors=True) as scope:
                 async with span(name=m.info.name, type="agent", id=m.span_id):
                     state = await agent(state)
-                m.agent_state = state
-                reason = state.output.stop_reason if state.output.choices else None
-                return (
-                    "unsubmitted" if reason in ("content_filter", "model_length") else "submitted"
-                )
+                    m.agent_state = state
+                    reason = state.output.stop_reason if state.output.choices else None
+                    if reason in ("content_filter", "model_length"):
+                        return "unsubmitted"
+                    if self.verifier is not None:
+                        await self._verify(m, state)
+                return "submitted"
             error = scope.limit_error
             return f"member_limit:{error.type if error is not None else 'custom'}"
         except Exception as ex:
             return self._classify(m, ex)
+
+    async def _verify(self, m: RunMember, state: AgentState) -> None:
+        """Check a submission with the controller's verifier (a gate check of the member)."""
+        assert self.verifier is not None
+        async with span(name=f"{m.info.name} verify", type="gate"):
+            try:
+                passed, _ = await check(self.verifier, state)
+            except Exception as ex:
+                logger.warning("verifier failed on %s's submission: %r", m.info.name, ex)
+                passed = False
+        m.gate_checks += 1
+        if passed:
+            m.gate_passes += 1
+            if m.first_pass_time is None:
+                m.first_pass_time = self.now()
+        m.verified = passed
+        m.changed()
 
     def _classify(self, m: RunMember, ex: Exception) -> str:
         leaves = _leaves(ex)
@@ -480,6 +508,7 @@ class SwarmRun:
         return "errored"
 
     def _member_ended(self, m: RunMember, status: str, *, decide: bool = True) -> None:
+        self.activity()
         m.state = "ended"
         m.status = status
         m.ended = self.now()
@@ -490,7 +519,7 @@ class SwarmRun:
         )
         if decide and not self.stopping and self._tg is not None:
             if status == "submitted":
-                submitted = MemberSubmitted(member=m.info.name, time=m.ended)
+                submitted = MemberSubmitted(member=m.info.name, time=m.ended, verified=m.verified)
                 self._apply(self.hooks.on_submission(self.view(), submitted), "swarm_on_submission")
             if not self.stopping:
                 self._apply(self.hooks.on_member_end(self.view(), event), "swarm_on_member_end")
@@ -501,13 +530,14 @@ class SwarmRun:
         if self._running == 0:
             if self._all_ended is not None:
                 self._all_ended.set()
-            if self._timer is not None and not any(x.state == "pending" for x in self.members):
-                self._timer.cancel()
+            if not any(x.state == "pending" for x in self.members):
+                self._cancel_watchers()
 
     # -- stopping ------------------------------------------------------------------------------
 
     def record_usage(self, member: str | None, usage: ModelUsage) -> None:
         """Meter a completed call made in this run; raise the limit error it must end with."""
+        self.activity()
         error = self.accounts.record(member, usage)
         if error is None:
             return
@@ -517,9 +547,34 @@ class SwarmRun:
 
     async def _time_cap(self, seconds: float) -> None:
         with anyio.CancelScope() as scope:
-            self._timer = scope
+            self._watchers.append(scope)
             await anyio.sleep(seconds)
             self._stop("swarm_time")
+
+    def _cancel_watchers(self) -> None:
+        for scope in self._watchers:
+            scope.cancel()
+
+    def activity(self) -> None:
+        """Something happened (a record, a model call, a member start or end)."""
+        self._last_activity = self.now()
+
+    async def _idle_watch(self, seconds: float) -> None:
+        with anyio.CancelScope() as scope:
+            self._watchers.append(scope)
+            while not self.stopping:
+                await anyio.sleep(max(0.0, self._last_activity + seconds - self.now()))
+                idle = self.now() - self._last_activity
+                if idle >= seconds and not self.stopping:
+                    self.quiescent("idle", idle)
+                    self._last_activity = self.now()
+
+    def quiescent(self, reason: Literal["all_waiting", "idle"], idle: float) -> None:
+        """Nothing can change: ask the decision hooks (they may stop with ``quiescence``)."""
+        if self.stopping or self._tg is None:
+            return
+        event = Quiescent(reason=reason, time=self.now(), idle=idle)
+        self._apply(self.hooks.on_quiescence(self.view(), event), "swarm_on_quiescence")
 
     def _stop(self, reason: str) -> None:
         if self.stopping:
@@ -529,8 +584,7 @@ class SwarmRun:
         self.bus.close()
         if self.waits is not None:
             self.waits.stopping()
-        if self._timer is not None:
-            self._timer.cancel()
+        self._cancel_watchers()
         self._all_ended = anyio.Event()
         if self._running == 0:
             self._all_ended.set()

@@ -112,6 +112,7 @@ class Waits:
     def _check_all_waiting(self) -> None:
         running = [m.name for m in self._run.view().running]
         if running and all(self.waiting(name) for name in running):
+            self._run.quiescent("all_waiting", 0.0)  # a stop releases the waits as "stopping"
             for w in list(self._waiters.values()):
                 w.release("all_waiting")
 

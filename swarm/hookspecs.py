@@ -41,6 +41,7 @@ from swarm.records import (
     MemberEnded,
     MemberSubmitted,
     MemberView,
+    Quiescent,
     SwarmResult,
     SwarmView,
 )
@@ -71,7 +72,11 @@ def swarm_register_controllers(register: Register) -> None:
     A controller factory takes keyword parameters (those a topology gives under
     ``controller:``) and returns a controller: an object whose ``@hookimpl`` methods implement
     decision hooks (``swarm_start``, ``swarm_on_submission``, ``swarm_on_member_end``,
-    ``swarm_choose_answer``...).  It is registered on each run's plugin manager.
+    ``swarm_on_quiescence``, ``swarm_choose_answer``...).  It is built and registered on each
+    run's own plugin manager.  Optional attributes the kernel reads: ``verifier`` (``"task"``,
+    a scorer name or a ``Scorer``: every submission is checked and the verdict is in
+    ``MemberSubmitted.verified``), ``idle_seconds`` (call ``swarm_on_quiescence`` after that
+    long with nothing happening).
 
     :param register: call ``register(name, factory)`` once per controller.
     :return: nothing.
@@ -156,6 +161,23 @@ def swarm_on_member_end(view: SwarmView, event: MemberEnded) -> Decision | None:
     :param view: the run with the member already ``ended``.
     :param event: who ended, with which status, and when.
     :return: a ``Decision``; ``None`` to defer.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec(firstresult=True)
+def swarm_on_quiescence(view: SwarmView, event: Quiescent) -> Decision | None:
+    """Decide what happens when nothing can change any more.
+
+    Stops at first non-None result.  Called when every running member's own loop is waiting
+    in ``swarm_wait`` (before the waits are released with ``all_waiting``), and, when the
+    controller has an ``idle_seconds`` attribute, after that long with no record, model call,
+    member start or member end.  The built-in default does nothing.
+
+    :param view: the run now.
+    :param event: why the swarm is quiescent, and for how long nothing has happened.
+    :return: a ``Decision`` (``Decision(stop="quiescence")`` to stop); ``None`` to defer.
 
     .. versionadded:: 0.1
     """

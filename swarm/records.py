@@ -28,6 +28,7 @@ __all__ = [
     "MemberState",
     "MemberSubmitted",
     "MemberView",
+    "Quiescent",
     "SwarmResult",
     "SwarmView",
     "member_status_is_valid",
@@ -122,6 +123,8 @@ class MemberView:
     started: float | None
     ended: float | None
     delivery: Delivery | None = None
+    gate_checks: int = 0
+    gate_passes: int = 0
 
     @property
     def submitted(self) -> bool:
@@ -181,10 +184,24 @@ class SwarmView:
 
 @attrs.frozen(kw_only=True)
 class MemberSubmitted:
-    """A member's agent returned a submission at ``time`` (seconds since the swarm started)."""
+    """A member's agent returned a submission at ``time`` (seconds since the swarm started).
+
+    ``verified`` is the verdict of the controller's verifier on it (``None``: no verifier).
+    """
 
     member: str
     time: float
+    verified: bool | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Quiescent:
+    """Nothing can change: every running member waits (``all_waiting``), or nothing happened
+    (no record, model call, member start or end) for ``idle`` seconds (``idle``)."""
+
+    reason: Literal["all_waiting", "idle"]
+    time: float
+    idle: float
 
 
 @attrs.frozen(kw_only=True)

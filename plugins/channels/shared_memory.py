@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from inspect_ai.tool import Tool, ToolDef, ToolError
+from inspect_ai.tool import Tool, ToolError, tool
 
 from swarm import (
     ConfigError,
@@ -66,7 +66,7 @@ class SharedMemory:
     @hookimpl
     def swarm_member_tools(self, view: SwarmView, member: MemberView, nested: bool) -> list[Tool]:
         if self._tool is None:
-            self._tool = shared_memory_tool(self)
+            self._tool = shared_memory_tool()
         return [self._tool]
 
     @hookimpl
@@ -138,9 +138,13 @@ class SharedMemory:
         return text if status is None else f"{text}\n\n{status}"
 
 
-def shared_memory_tool(channel: SharedMemory) -> Tool:
-    """The ``shared_memory`` tool bound to one run's channel."""
-    # one tool per run (a ToolDef, not a registered @tool), bound to its channel
+@tool(name=NAME)
+def shared_memory_tool() -> Tool:
+    """The ``shared_memory`` tool: it acts on the board of the swarm run it is called in.
+
+    One registered tool serves every run (Inspect copies a tool's schema on every model call,
+    and a registered tool is the cheap case); the run's channel is found through the bus.
+    """
 
     async def execute(
         command: Command,
@@ -159,12 +163,12 @@ def shared_memory_tool(channel: SharedMemory) -> Tool:
 
         Commands: view (a file, a file id such as f-3, or a directory listing; view_range
         [start, end] for some lines), create (a new file, or replace one you have viewed),
-        str_replace (replace old_str, which must occur exactly once, with new_str),
-        insert (insert_text after line insert_line of a file you have viewed; 0 = start),
-        append (append_text on a new line at the end; creates the file), delete (a file or
-        directory you have viewed), rename (old_path to new_path). str_replace and append
-        need no view. Writes return only an acknowledgment, and every result ends with the
-        ids of files changed since you last viewed them.
+        str_replace (replace old_str, which must occur exactly once, with new_str), insert
+        (insert_text after line insert_line of a file you have viewed; 0 = start), append
+        (append_text on a new line at the end; creates the file), delete (a file or directory
+        you have viewed), rename (old_path to new_path). str_replace and append need no view.
+        Writes return only an acknowledgment, and every result ends with the ids of files
+        changed since you last viewed them.
 
         Args:
             command: view, create, str_replace, insert, append, delete or rename.
@@ -179,6 +183,10 @@ def shared_memory_tool(channel: SharedMemory) -> Tool:
             new_path: the new path (rename).
             append_text: the text to append (append).
         """
+        bus = current_bus()
+        channel = None if bus is None else bus.channels.get(bus.resolve(NAME))
+        if not isinstance(channel, SharedMemory):
+            raise ToolError("shared_memory is only available in a swarm with that channel")
         args = {
             "command": command,
             "path": path,
@@ -194,7 +202,7 @@ def shared_memory_tool(channel: SharedMemory) -> Tool:
         }
         return channel.run(command, {k: v for k, v in args.items() if v is not None})
 
-    return ToolDef(execute, name=NAME).as_tool()
+    return execute
 
 
 def _rate(value: object) -> tuple[int, float] | None:

@@ -100,6 +100,10 @@ class Bulletin:
             ToolDef(read, name="bulletin_read").as_tool(),
         ]
 
+    @hookimpl
+    def swarm_extra_metrics(self, view: SwarmView) -> dict[str, int]:
+        return {"posts": len(self.posts)}
+
     def _unread(self, member: str, upto: dict[str, int]) -> list[tuple[str, str, str]]:
         return [p for p in self.posts[upto.get(member, 0) :] if p[1] != member]
 
