@@ -183,6 +183,43 @@ def table(
     return "\n".join(lines)
 
 
+COMPARISONS: list[tuple[str, str, str]] = [
+    # (numerator mode, denominator mode, the design's target)
+    ("swarm", "floor", "time <= 1.05 at n = 256"),
+    ("swarm-budget", "swarm", "time within 5% (<= 1.05)"),
+    ("swarm-shm", "floor", "time <= 1.3, RSS <= 1.2 at n = 256"),
+    ("peer-shm", "floor", "baseline: 2.4 in time, 2.2 in RSS at n = 256"),
+    ("swarm-shm", "peer-shm", "—"),
+]
+"""The extra ratios printed under the table (those whose two modes both ran)."""
+
+
+def comparisons(ns: list[int], modes: list[str], agg: dict[tuple[int, str], dict[str, Any]]) -> str:
+    """A Markdown table of the ``COMPARISONS`` ratios at each n, or "" when none apply."""
+    rows = []
+    for num, den, target in COMPARISONS:
+        if num not in modes or den not in modes:
+            continue
+        for n in ns:
+            a, b = agg.get((n, num)), agg.get((n, den))
+            if a is None or b is None:
+                continue
+            rows.append(
+                f"| {n} | {num} ÷ {den} | {_ratio(a['wall_s'], b['wall_s'])} "
+                f"| {_ratio(a['cpu_s'], b['cpu_s'])} "
+                f"| {_ratio(a['peak_rss_mb'], b['peak_rss_mb'])} | {target} |"
+            )
+    if not rows:
+        return ""
+    return "\n".join(
+        [
+            "| n | ratio | time | CPU | RSS | target |",
+            "|---:|---|---:|---:|---:|---|",
+            *rows,
+        ]
+    )
+
+
 def _git(*args: str) -> str | None:
     try:
         out = subprocess.run(
@@ -275,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="Benchmark W(n, k) across modes, each in its own process.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="modes:\n" + "\n".join(f"  {name:8} {m.description}" for name, m in MODES.items()),
+        epilog="modes:\n" + "\n".join(f"  {name:12} {m.description}" for name, m in MODES.items()),
     )
     parser.add_argument(
         "--n", type=_ints, default=None, help=f"member counts (default {DEFAULT_N})"
@@ -339,6 +376,9 @@ def main(argv: list[str] | None = None) -> int:
 
     agg = {key: aggregate(runs) for key, runs in by_key.items()}
     tbl = table(ns, modes, agg, skipped)
+    cmp_tbl = comparisons(ns, [m for m in modes if m not in skipped], agg)
+    if cmp_tbl:
+        tbl += "\n\nRatios between modes (same n):\n\n" + cmp_tbl
     print(tbl)
     for mode, why in skipped.items():
         print(f"\n(mode {mode!r} skipped: {why})")

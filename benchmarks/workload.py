@@ -1,9 +1,15 @@
 """The workload W(n, k) of the design's "Performance targets", one mode in this process.
 
 n ``react()`` members each make k calls to a ``noop`` tool on a scripted model, then submit;
-nothing stops early (leaderless, ``stop_on_submission=False``).  Every mode runs the same agent
-(``worker``) on the same model (``swarm/scripted`` with one ``"*"`` script), so the model's cost
-is identical and only what is wrapped around the agents differs.
+nothing stops early (leaderless, ``stop_on_submission=False``).  The no-channel modes run the
+same agent (``worker``) on the same model (``swarm/scripted`` with one ``"*"`` script), so the
+model's cost is identical and only what is wrapped around the agents differs.  The
+shared-memory modes (``swarm-shm``, ``peer-shm``) call ``shared_memory`` ``append`` on one
+shared file instead of ``noop``, with the swarm's tools and notices in their members.
+
+A run counts as ``success`` only when the eval succeeded, all n members submitted, exactly
+n·(k+1) model calls were made, the mode's tool was called n·k times without an error, and the
+mode's own ``check`` (if any) passed.
 
     python benchmarks/workload.py MODE N K [--profile FILE]
 
@@ -52,9 +58,8 @@ def noop_script(k: int) -> dict[str, list[dict[str, Any]]]:
 
 
 @functools.cache
-def worker_factory() -> Callable[..., Any]:
-    """The registered ``@agent`` every mode runs: ``react()`` with the ``noop`` tool."""
-    from inspect_ai.agent import Agent, agent, react
+def noop_factory() -> Callable[..., Any]:
+    """The registered ``noop`` tool."""
     from inspect_ai.tool import Tool, tool
 
     @tool
@@ -69,11 +74,71 @@ def worker_factory() -> Callable[..., Any]:
 
         return execute
 
+    return noop
+
+
+@functools.cache
+def worker_factory() -> Callable[..., Any]:
+    """The registered ``@agent`` the no-channel modes run: ``react()`` with the ``noop`` tool."""
+    from inspect_ai.agent import Agent, agent, react
+
+    noop = noop_factory()
+
     @agent
     def worker() -> Agent:
         return react(tools=[noop()])
 
     return worker
+
+
+SHM_PATH = "/shared_memory/notes.md"
+"""The ONE shared file every member of the shared-memory modes appends to on every step."""
+
+
+def shm_script(k: int) -> dict[str, list[dict[str, Any]]]:
+    """k ``shared_memory`` appends of ``line i`` to ``SHM_PATH``, then ``submit``; for every
+    member (``"*"``), usage always set."""
+    steps: list[dict[str, Any]] = [
+        {
+            "tool": "shared_memory",
+            "args": {"command": "append", "path": SHM_PATH, "append_text": f"line {i}"},
+            "usage": list(USAGE),
+        }
+        for i in range(k)
+    ]
+    steps.append({"submit": ANSWER, "usage": list(USAGE)})
+    return {"*": steps}
+
+
+@functools.cache
+def swarm_shm_worker_factory() -> Callable[..., Any]:
+    """swarm-eval's shared-memory member: ``react()`` with the swarm's tools and notices."""
+    from inspect_ai.agent import Agent, agent, react
+
+    from swarm import swarm_on_continue, swarm_tools
+
+    @agent
+    def shm_worker() -> Agent:
+        return react(tools=[swarm_tools()], on_continue=swarm_on_continue())
+
+    return shm_worker
+
+
+@functools.cache
+def peer_shm_worker_factory() -> Callable[..., Any]:
+    """inspect-swarm 0.1.0's shared-memory member, as in the design's baseline workload
+    (``/work/shared/bench/baseline_workload.py``): ``react()`` with ``noop`` (never called
+    here) and the swarm's tools, notices through ``swarm_on_continue()``."""
+    from inspect_ai.agent import Agent, agent, react
+    from inspect_swarm import swarm_on_continue, swarm_tools
+
+    noop = noop_factory()
+
+    @agent
+    def peer_shm_worker() -> Agent:
+        return react(tools=[noop(), swarm_tools()], on_continue=swarm_on_continue())
+
+    return peer_shm_worker
 
 
 def preamble(name: str, n: int) -> str:
@@ -135,6 +200,72 @@ def build_swarm(n: int, k: int) -> Any:
     )
 
 
+BUDGET_TOKENS = 10**9
+BUDGET_TIME = 10**6
+"""``swarm-budget``'s caps: W(n, k) uses n·(k+1)·110 tokens (about 310,000 at n = 256) and a
+minute or so, so they never bind, yet every call goes through the metering and budget checks."""
+
+SHM_PARAMS: dict[str, Any] = {
+    "rate": None,
+    "max_file_bytes": 262_144,
+    "max_file_lines": 100_000,
+    "max_board_bytes": 16_777_216,
+}
+"""``swarm-shm``'s ``shared_memory`` params: no rate control, bounds that never bind."""
+
+PEER_SHM_PARAMS: dict[str, Any] = {
+    "rate": None,
+    "max_file_bytes": 262_144,
+    "max_file_lines": 100_000,
+}
+"""``peer-shm``'s ``shared_memory`` params, exactly the baseline's (its board bound stays at
+inspect-swarm's default 400,000 bytes, which W(256, 10)'s ~20 KB never reaches)."""
+
+
+def check_budget(sample: Any) -> str | None:
+    """``swarm-budget``'s run really had the caps (swarm-eval's ledger records them)."""
+    ledger = (sample.store or {}).get("inspect_swarm:ledger") if sample is not None else None
+    caps = ledger.get("caps") if isinstance(ledger, Mapping) else None
+    if not isinstance(caps, Mapping):
+        return "no budget caps in the inspect_swarm:ledger record"
+    if caps.get("tokens") != BUDGET_TOKENS or caps.get("time") != BUDGET_TIME:
+        return f"budget caps {dict(caps)!r}, expected tokens={BUDGET_TOKENS}, time={BUDGET_TIME}"
+    return None
+
+
+def build_swarm_budget(n: int, k: int) -> Any:
+    """swarm-eval exactly like ``swarm``, plus a ``Budget`` whose caps never bind."""
+    from swarm import Budget, controller, member, swarm
+
+    return swarm(
+        members=member(worker_factory(), count=n),
+        controller=controller("leaderless", stop_on_submission=False),
+        budget=Budget(tokens=BUDGET_TOKENS, time=BUDGET_TIME),
+    )
+
+
+def build_swarm_shm(n: int, k: int) -> Any:
+    """swarm-eval with the ``shared_memory`` channel; every step appends to one file."""
+    from swarm import channel, controller, member, swarm
+
+    return swarm(
+        members=member(swarm_shm_worker_factory(), count=n),
+        controller=controller("leaderless", stop_on_submission=False),
+        channels=[channel("shared_memory", **SHM_PARAMS)],
+    )
+
+
+def build_peer_shm(n: int, k: int) -> Any:
+    """inspect-swarm 0.1.0 with its ``shared_memory``, as in the design's baseline."""
+    from inspect_swarm import leaderless, member, shared_memory, swarm
+
+    return swarm(
+        members=member(peer_shm_worker_factory(), count=n),
+        controller=leaderless(stop_on_submission=False),
+        channels=[shared_memory(**PEER_SHM_PARAMS)],
+    )
+
+
 def build_peer(n: int, k: int) -> Any:
     """inspect-swarm 0.1.0: the same roster and controller, no channels."""
     from inspect_swarm import leaderless, member, swarm
@@ -158,6 +289,10 @@ class Mode:
     requires_version: str | None = None
     install_hint: str | None = None
     tags: tuple[str, ...] = field(default=())
+    tool: str = "noop"
+    """The tool each member calls k times; every one of those n·k calls must succeed."""
+    check: Callable[[Any], str | None] | None = None
+    """A mode's own check of the finished sample: why the run is not what it claims, or None."""
 
 
 MODES: dict[str, Mode] = {
@@ -178,13 +313,30 @@ MODES: dict[str, Mode] = {
         requires_version="0.1.0",
         install_hint="pip install -e '.[bench]'  (or: pip install inspect-swarm==0.1.0)",
     ),
-    # Later workloads are new entries here, each with its own builder (and, when the model
-    # should behave differently, its own ``script``); they are not implemented yet:
-    #   "swarm-budget": swarm-eval with a Budget(tokens=...) so accounting is on every call;
-    #   "swarm-shm":    swarm-eval with the shared_memory channel, every step appending to one
-    #                   shared file (script: k shared_memory appends instead of noop calls);
-    #   "peer-shm":     inspect-swarm 0.1.0 with shared_memory(rate=None, ...), the baseline's
-    #                   peer-shm, beside swarm-shm.
+    "swarm-budget": Mode(
+        description="swarm-eval: like 'swarm', plus budget=Budget(tokens=10**9, time=10**6) "
+        "(caps that never bind: metering and budget checks on every call)",
+        build=build_swarm_budget,
+        check=check_budget,
+    ),
+    "swarm-shm": Mode(
+        description="swarm-eval: leaderless, channels=[channel('shared_memory', rate=None, "
+        "...)], members react(tools=[swarm_tools()], on_continue=swarm_on_continue()); "
+        f"each step appends to {SHM_PATH}",
+        build=build_swarm_shm,
+        script=shm_script,
+        tool="shared_memory",
+    ),
+    "peer-shm": Mode(
+        description="inspect-swarm 0.1.0: leaderless, channels=[shared_memory(rate=None, ...)] "
+        f"as in the design's baseline; each step appends to {SHM_PATH}",
+        build=build_peer_shm,
+        script=shm_script,
+        tool="shared_memory",
+        requires="inspect-swarm",
+        requires_version="0.1.0",
+        install_hint="pip install -e '.[bench]'  (or: pip install inspect-swarm==0.1.0)",
+    ),
 }
 
 
@@ -215,6 +367,20 @@ def _model_calls(log: Any) -> int | None:
     total = sum(u.total_tokens for u in usage.values())
     per_call = sum(USAGE)
     return total // per_call if total % per_call == 0 else None
+
+
+def _tool_calls(sample: Any, tool: str) -> tuple[int, int] | None:
+    """(successful, failed) calls of ``tool`` in the sample's transcript, or None without one."""
+    if sample is None or not sample.events:
+        return None
+    ok = failed = 0
+    for event in sample.events:
+        if getattr(event, "event", None) == "tool" and getattr(event, "function", None) == tool:
+            if event.error is None:
+                ok += 1
+            else:
+                failed += 1
+    return ok, failed
 
 
 def measure(mode_name: str, n: int, k: int, profile: str | None = None) -> dict[str, Any]:
@@ -254,9 +420,18 @@ def measure(mode_name: str, n: int, k: int, profile: str | None = None) -> dict[
         sample = log.samples[0] if log.samples else None
         submitted = _submitted(sample)
         calls = _model_calls(log)
+        tools = _tool_calls(sample, mode.tool)
+        tools_ok, tools_failed = tools if tools is not None else (None, None)
         status = log.status
-        if status == "success" and (submitted != n or calls != n * (k + 1)):
+        if status == "success" and (
+            submitted != n or calls != n * (k + 1) or tools_ok != n * k or tools_failed
+        ):
             status = "incomplete"
+        problem = mode.check(sample) if mode.check is not None else None
+        if problem is not None:
+            result["check"] = problem
+            if status == "success":
+                status = "incomplete"
         result.update(
             wall_s=round(wall, 3),
             cpu_s=round(cpu, 3),
@@ -264,6 +439,8 @@ def measure(mode_name: str, n: int, k: int, profile: str | None = None) -> dict[
             status=status,
             submitted=submitted,
             model_calls=calls,
+            tool_calls=tools_ok,
+            tool_errors=tools_failed,
         )
         if log.error is not None:
             result["error"] = log.error.message

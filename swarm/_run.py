@@ -79,7 +79,6 @@ class RunMember:
         "entry",
         "error",
         "first_pass_time",
-        "verified",
         "gate_checks",
         "gate_passes",
         "info",
@@ -88,6 +87,7 @@ class RunMember:
         "started",
         "state",
         "status",
+        "verified",
         "view",
     )
 

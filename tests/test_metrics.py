@@ -11,6 +11,7 @@ from inspect_ai.scorer import match
 
 from swarm import Budget, channel, controller, hookimpl, member, swarm, swarm_tools
 from swarm.testing import call, pause, reply, run_eval, scripted_model, submit
+
 from helpers import noop, result, shm_worker, statuses, worker
 
 SWARM_KEYS = {
