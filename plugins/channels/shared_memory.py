@@ -159,29 +159,25 @@ def shared_memory_tool() -> Tool:
         new_path: str | None = None,
         append_text: str | None = None,
     ) -> str:
-        """Read and write the swarm's shared board of files under /shared_memory.
+        """Read and write the swarm's shared files under /shared_memory.
 
-        Commands: view (a file, a file id such as f-3, or a directory listing; view_range
-        [start, end] for some lines), create (a new file, or replace one you have viewed),
-        str_replace (replace old_str, which must occur exactly once, with new_str), insert
-        (insert_text after line insert_line of a file you have viewed; 0 = start), append
-        (append_text on a new line at the end; creates the file), delete (a file or directory
-        you have viewed), rename (old_path to new_path). str_replace and append need no view.
-        Writes return only an acknowledgment, and every result ends with the ids of files
-        changed since you last viewed them.
+        view: a file, an id like f-3, or a directory. create: a new file, or replace one you
+        viewed. str_replace: old_str (once) to new_str. insert: insert_text after insert_line.
+        append: append_text at the end. delete, rename: files you viewed. Results end with the
+        ids of files changed since you last viewed them.
 
         Args:
-            command: view, create, str_replace, insert, append, delete or rename.
-            path: the file or directory (under /shared_memory), or a file id for view.
-            file_text: the content for create.
-            old_str: the text to replace (str_replace).
-            new_str: the replacement (str_replace; omit to delete old_str).
-            insert_line: the line after which to insert (insert; 0 = the start).
-            insert_text: the text to insert (insert).
-            view_range: [start, end] lines to view, 1-based; end -1 means to the end.
-            old_path: the path to rename (rename).
-            new_path: the new path (rename).
-            append_text: the text to append (append).
+            command: the command.
+            path: a path under /shared_memory (or an id, for view).
+            file_text: create's content.
+            old_str: str_replace's text to find.
+            new_str: str_replace's replacement.
+            insert_line: insert after this line (0 = start).
+            insert_text: insert's text.
+            view_range: view's [start, end] lines (end -1 = last).
+            old_path: rename's source.
+            new_path: rename's target.
+            append_text: append's text.
         """
         bus = current_bus()
         channel = None if bus is None else bus.channels.get(bus.resolve(NAME))
