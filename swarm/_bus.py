@@ -13,7 +13,6 @@ import collections
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import anyio
 import attrs
 from inspect_ai.log import transcript
 from inspect_ai.tool import ToolError
@@ -141,7 +140,7 @@ class RateControl:
             return None
         count, seconds = rate
         window = self._windows.setdefault((record.channel, record.sender), collections.deque())
-        now = anyio.current_time()
+        now = self._bus.now()
         while window and window[0] <= now - seconds:
             window.popleft()
         if len(window) >= count:
@@ -153,7 +152,7 @@ class RateControl:
         """Count a committed record in its sender's window."""
         if record.channel in self._bus.rates:
             window = self._windows.setdefault((record.channel, record.sender), collections.deque())
-            window.append(anyio.current_time())
+            window.append(self._bus.now())
 
 
 class Bus:
@@ -202,6 +201,10 @@ class Bus:
         if found is None:
             found = self.counts[key] = CommCounts()
         return found
+
+    def now(self) -> float:
+        """The run's clock (seconds since the swarm started)."""
+        return self._run.now()
 
     def on_commit(self, listener: Callable[[Record], None]) -> None:
         """Call ``listener`` after every committed record (the waits use this)."""
