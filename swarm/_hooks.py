@@ -8,7 +8,7 @@ on the plugin that caused it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 import pluggy
@@ -84,11 +84,23 @@ class RunHooks:
 
     # -- the three calling conventions ---------------------------------------------------------
 
-    def decide(self, hook: str, expected: type[T], **kwargs: Any) -> tuple[str, T] | None:
-        """First non-``None`` result of ``hook`` (checked against ``expected``) and its plugin."""
+    def _results(
+        self,
+        hook: str,
+        expected: type[T],
+        kwargs: dict[str, Any],
+        passthrough: tuple[type[Exception], ...] = (),
+    ) -> Iterator[tuple[str, T]]:
+        """Each implementation's non-``None`` result, checked, with its plugin's name.
+
+        Exceptions of the ``passthrough`` types are the hook's contract (a ``ToolError`` for
+        the model) and pass unchanged; any other names the plugin in a ``PluginError``.
+        """
         for impl in self.impls(hook):
             try:
                 result = _call(impl, kwargs)
+            except passthrough:
+                raise
             except Exception as ex:
                 raise PluginError(impl.plugin_name, hook, f"raised {ex!r}") from ex
             if result is None:
@@ -100,28 +112,15 @@ class RunHooks:
                     f"returned {type(result).__name__} {result!r}; expected "
                     f"{_type_name(expected)} or None",
                 )
-            return impl.plugin_name, result
-        return None
+            yield impl.plugin_name, result
+
+    def decide(self, hook: str, expected: type[T], **kwargs: Any) -> tuple[str, T] | None:
+        """First non-``None`` result of ``hook`` (checked against ``expected``) and its plugin."""
+        return next(self._results(hook, expected, kwargs), None)
 
     def collect(self, hook: str, expected: type[T], **kwargs: Any) -> list[tuple[str, T]]:
         """Every non-``None`` result of ``hook`` with the name of the plugin that gave it."""
-        results: list[tuple[str, T]] = []
-        for impl in self.impls(hook):
-            try:
-                result = _call(impl, kwargs)
-            except Exception as ex:
-                raise PluginError(impl.plugin_name, hook, f"raised {ex!r}") from ex
-            if result is None:
-                continue
-            if not isinstance(result, expected):
-                raise PluginError(
-                    impl.plugin_name,
-                    hook,
-                    f"returned {type(result).__name__} {result!r}; expected "
-                    f"{_type_name(expected)} or None",
-                )
-            results.append((impl.plugin_name, result))
-        return results
+        return list(self._results(hook, expected, kwargs))
 
     def observe(self, hook: str, **kwargs: Any) -> None:
         """Call every implementation of ``hook``; a failure is logged with the plugin's name."""
@@ -196,24 +195,10 @@ class RunHooks:
         """``swarm_wait_news``.  A ``ToolError`` (a bad path) passes through to the model."""
         from inspect_ai.tool import ToolError
 
-        news: list[WaitNews] = []
-        for impl in self.impls("swarm_wait_news"):
-            try:
-                result = _call(impl, {"view": view, "member": member, "loop": loop, "path": path})
-            except ToolError:
-                raise
-            except Exception as ex:
-                raise PluginError(impl.plugin_name, "swarm_wait_news", f"raised {ex!r}") from ex
-            if result is None:
-                continue
-            if not isinstance(result, WaitNews):
-                raise PluginError(
-                    impl.plugin_name,
-                    "swarm_wait_news",
-                    f"returned {type(result).__name__} {result!r}; expected WaitNews or None",
-                )
-            news.append(result)
-        return news
+        kwargs = {"view": view, "member": member, "loop": loop, "path": path}
+        return [
+            news for _, news in self._results("swarm_wait_news", WaitNews, kwargs, (ToolError,))
+        ]
 
     def member_instructions(self, view: SwarmView, member: MemberView) -> list[tuple[str, str]]:
         """``swarm_member_instructions``: (plugin name, paragraph) pairs."""

@@ -7,7 +7,6 @@ from swarm import (
     ConfigError,
     Decision,
     FinalRule,
-    MemberEnded,
     MemberSubmitted,
     Register,
     SwarmView,
@@ -18,25 +17,20 @@ from swarm import (
 
 
 class Leaderless:
-    """The leaderless controller.  Configuration only: every decision reads the snapshot."""
+    """The leaderless controller.  Configuration only: every decision reads the snapshot.
+
+    Starting every member and stopping ``all_done`` when none is left running are the
+    kernel's default decisions, so this controller only decides the stop at a submission and
+    the answer.
+    """
 
     def __init__(self, stop_on_submission: bool, final: FinalRule) -> None:
         self.stop_on_submission = stop_on_submission
         self.final = final
 
     @hookimpl
-    def swarm_start(self, view: SwarmView) -> Decision:
-        return Decision(start=tuple(m.name for m in view.pending))
-
-    @hookimpl
     def swarm_on_submission(self, view: SwarmView, event: MemberSubmitted) -> Decision | None:
         return Decision(stop="submitted") if self.stop_on_submission else None
-
-    @hookimpl
-    def swarm_on_member_end(self, view: SwarmView, event: MemberEnded) -> Decision | None:
-        if view.running or view.pending:
-            return None
-        return Decision(stop="all_done")
 
     @hookimpl
     def swarm_choose_answer(self, view: SwarmView) -> Answer:

@@ -7,7 +7,6 @@ from swarm import (
     ConfigError,
     Decision,
     FinalRule,
-    MemberEnded,
     Quiescent,
     Register,
     SwarmView,
@@ -18,26 +17,17 @@ from swarm import (
 
 
 class Quiescence:
-    """Every member starts; the swarm stops when all running members wait on each other or
-    when nothing has happened for ``idle_seconds``."""
+    """The swarm stops when all running members wait on each other or when nothing has
+    happened for ``idle_seconds``.  (Starting everyone and ``all_done`` when every member has
+    ended are the kernel's default decisions.)"""
 
     def __init__(self, idle_seconds: float, final: FinalRule) -> None:
         self.idle_seconds = idle_seconds
         self.final = final
 
     @hookimpl
-    def swarm_start(self, view: SwarmView) -> Decision:
-        return Decision(start=tuple(m.name for m in view.pending))
-
-    @hookimpl
     def swarm_on_quiescence(self, view: SwarmView, event: Quiescent) -> Decision:
         return Decision(stop="quiescence")
-
-    @hookimpl
-    def swarm_on_member_end(self, view: SwarmView, event: MemberEnded) -> Decision | None:
-        if view.running or view.pending:
-            return None
-        return Decision(stop="all_done")
 
     @hookimpl
     def swarm_choose_answer(self, view: SwarmView) -> Answer:

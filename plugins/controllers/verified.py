@@ -8,7 +8,6 @@ from swarm import (
     Answer,
     ConfigError,
     Decision,
-    MemberEnded,
     MemberSubmitted,
     Register,
     SwarmView,
@@ -18,26 +17,17 @@ from swarm import (
 
 
 class Verified:
-    """Every member starts; each submission is checked; the first that passes wins."""
+    """Each submission is checked; the first that passes wins.  (Starting everyone and the
+    ``all_done`` fallback are the kernel's default decisions.)"""
 
     def __init__(self, verifier: Any) -> None:
         self.verifier = verifier
-
-    @hookimpl
-    def swarm_start(self, view: SwarmView) -> Decision:
-        return Decision(start=tuple(m.name for m in view.pending))
 
     @hookimpl
     def swarm_on_submission(self, view: SwarmView, event: MemberSubmitted) -> Decision | None:
         if event.verified:
             return Decision(stop="verified", answer=event.member, reason="verified")
         return None
-
-    @hookimpl
-    def swarm_on_member_end(self, view: SwarmView, event: MemberEnded) -> Decision | None:
-        if view.running or view.pending:
-            return None
-        return Decision(stop="all_done")
 
     @hookimpl
     def swarm_choose_answer(self, view: SwarmView) -> Answer:
