@@ -44,6 +44,67 @@ EXPECTED: dict[str, list[str]] = {
     ],
     "read_result.py": ['  "version": 1,', "result event == store: True"],
     "scripted_testing.py": ["total tokens: 590", "multiply results: ['42', '42']"],
+    "budget_caps.py": [
+        "caps: {'cost': 0.006, 'tokens': None, 'time': None}",
+        "stop reason: swarm_cap",
+        "  greedy    share                11000 tokens",
+        "  capped    member_limit:token    3300 tokens",
+        "  quick     submitted             1100 tokens",
+        "preamble: The swarm's token budget is split equally between the members; you stop "
+        "when your share is used up.",
+        "caps: {'cost': None, 'tokens': 18000, 'time': None}",
+        "error: ConfigError('budget.cost: a cost cap needs prices, and model(s) swarm/scripted "
+        "have none. Give them with inspect_ai.model.set_model_info(name, "
+        "ModelInfo(cost=ModelCost(...))) or set_model_cost(), or `inspect eval "
+        "--model-cost-config prices.yaml`; or drop the cost cap.')",
+    ],
+    "read_ledger.py": [
+        '  "caps": {"cost": 1.0, "tokens": null, "time": 600.0},',
+        '      "calls": {"calls": 1, "cache_replays": 0, "errored": 0, "no_usage": 0, '
+        '"unpriced": 0},',
+        '  "attribution_complete": true',
+        "ledger event == store: True",
+        "react-1: submitted, 1 call(s), $0.00810",
+        "react-2: submitted, 1 call(s), $0.00765",
+        "members: $0.01575  swarm: $0.01575",
+        "complete: True True",
+        "schema fields: 22",
+    ],
+    "analysis_columns.py": [
+        "columns: swarm_cost, swarm_complete, swarm_members, swarm_resumed, swarm_cost_cap, "
+        "swarm_token_cap, swarm_time_cap, swarm_errored, swarm_no_usage, swarm_unpriced, "
+        "swarm_unpriced_models",
+        'unpriced  1               4    ["swarm/scripted"]',
+    ],
+    "shared_memory_board.py": [
+        "  1 shared memory file changed where you waited (f-1 new; by writer). View one with "
+        'shared_memory(command="view", path="f-1").',
+        "  Created /shared_memory/answer.md (f-1, version 1).",
+        '  <peer_file id="f-1" path="/shared_memory/answer.md" version="1" writer="writer" '
+        'record="w-1">',
+        "  Shared memory: 1 file changed since you last viewed it (f-1 new).",
+        "poller  poll    {'records': 0, 'record_bytes': 0, 'rejections': {}, 'reads': 0, "
+        "'listings': 1, 'notices': 0}",
+        "        waits {'news': 1}",
+        "  f-1 is at version 1, last written by first, which you have not viewed; view it "
+        "before replacing it.  <- refused",
+        "second: {'records': 2, 'record_bytes': 6, 'rejections': {'unviewed': 1, 'path': 1, "
+        "'fence': 1, 'rate': 1}, 'reads': 0, 'listings': 0, 'notices': 1}",
+    ],
+    "custom_channel.py": [
+        "delivered v-1 seq=1 sender=alice op={'answer': '42'}",
+        "[bob] swarm_wait(): New votes: v-1 by alice: 42.",
+        "[carol] vote('42'): carol has already voted.",
+        "carol  {'records': 1, 'record_bytes': 2, 'rejections': {'one_vote': 1}, 'reads': 0, "
+        "'listings': 0, 'notices': 1}",
+    ],
+    "read_metrics.py": [
+        '  "steps_to_answer": 3,',
+        "notify_unwired: ['unwired']",
+        "tools_unwired: ['no_tools']",
+        "comm: {} waits: None wait_time: None",
+        "gate checks: 2 passes: 1",
+    ],
 }
 
 PAGES = sorted(DOCS.glob("*.md"))
@@ -200,6 +261,10 @@ def test_docs_pages_exist() -> None:
         "plugins.md",
         "testing.md",
         "hooks.md",
+        "budgets.md",
+        "ledger.md",
+        "channels.md",
+        "metrics.md",
     ):
         assert page in names
 
