@@ -22,6 +22,8 @@ def _positive_or_none(_: object, attribute: attrs.Attribute[Any], value: Any) ->
         raise ConfigError(f"budget.{attribute.name}: expected a finite number, got {value!r}")
     if value <= 0:
         raise ConfigError(f"budget.{attribute.name}: must be > 0, got {value!r}")
+    if attribute.name == "tokens" and not isinstance(value, int):
+        raise ConfigError(f"budget.tokens: expected a whole number of tokens, got {value!r}")
 
 
 def _check_reserve(_: object, __: attrs.Attribute[Any], value: Any) -> None:
@@ -32,6 +34,21 @@ def _check_reserve(_: object, __: attrs.Attribute[Any], value: Any) -> None:
 def _check_grace(_: object, __: attrs.Attribute[Any], value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
         raise ConfigError(f"budget.grace: expected seconds >= 0, got {value!r}")
+
+
+def _to_float(value: Any) -> Any:
+    """Numbers as floats (dollars, seconds); anything else is left for the validator to
+    refuse with the field's name."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return value
+    return float(value)
+
+
+def _to_int(value: Any) -> Any:
+    """Whole-number floats as ints (token counts); anything else is left for the validator."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
 
 
 def _convert_split(value: object) -> object:
@@ -67,12 +84,12 @@ class Budget:
             (clipped to half the sample's remaining time).
     """
 
-    cost: float | None = attrs.field(default=None, validator=_positive_or_none)
-    tokens: int | None = attrs.field(default=None, validator=_positive_or_none)
-    time: float | None = attrs.field(default=None, validator=_positive_or_none)
-    reserve: float = attrs.field(default=0.05, validator=_check_reserve)
+    cost: float | None = attrs.field(default=None, converter=_to_float, validator=_positive_or_none)
+    tokens: int | None = attrs.field(default=None, converter=_to_int, validator=_positive_or_none)
+    time: float | None = attrs.field(default=None, converter=_to_float, validator=_positive_or_none)
+    reserve: float = attrs.field(default=0.05, converter=_to_float, validator=_check_reserve)
     split: Split = attrs.field(default="pool", converter=_convert_split, validator=_check_split)
-    grace: float = attrs.field(default=120.0, validator=_check_grace)
+    grace: float = attrs.field(default=120.0, converter=_to_float, validator=_check_grace)
 
 
 def budget_from(value: Budget | Mapping[str, Any] | None) -> Budget:
@@ -90,6 +107,4 @@ def budget_from(value: Budget | Mapping[str, Any] | None) -> Budget:
             f"budget: unknown key(s) {', '.join(map(repr, extra))}; expected some of "
             f"{', '.join(sorted(known))}"
         )
-    if isinstance(value.get("tokens"), float) and float(value["tokens"]).is_integer():
-        value = {**value, "tokens": int(value["tokens"])}
     return Budget(**value)

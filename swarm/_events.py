@@ -65,6 +65,8 @@ def _count(event: ModelEvent, into: CallCounts) -> None:
     if event.cache == "read":
         into.cache_replays += 1
         return
+    # provider-client retries inside one call are failed attempts too
+    into.errored += event.retries or 0
     if event.error is not None or event.pending:
         into.errored += 1
         return

@@ -33,8 +33,17 @@ RESULT_KEY = "inspect_swarm:result"
 INFO_SOURCE = "inspect_swarm"
 
 
-def result_record(run: SwarmRun, *, provisional: bool) -> SwarmResult:
-    """The ``inspect_swarm:result`` record as of now."""
+Gates = tuple[int, int, float | None]
+
+
+def result_record(
+    run: SwarmRun, *, provisional: bool, gates: dict[str, Gates] | None = None
+) -> SwarmResult:
+    """The ``inspect_swarm:result`` record as of now.
+
+    ``gates`` (checks, passes, first pass time by member) default to the runtime's own checks.
+    """
+    gates = gates or {}
     return SwarmResult(
         members=tuple(
             MemberResult(
@@ -48,9 +57,9 @@ def result_record(run: SwarmRun, *, provisional: bool) -> SwarmResult:
                 parent=m.info.parent,
                 depth=m.info.depth,
                 error=m.error,
-                gate_checks=m.gate_checks,
-                gate_passes=m.gate_passes,
-                first_pass_time=m.first_pass_time,
+                gate_checks=gates.get(m.info.name, _own(m))[0],
+                gate_passes=gates.get(m.info.name, _own(m))[1],
+                first_pass_time=gates.get(m.info.name, _own(m))[2],
             )
             for m in run.members
         ),
@@ -62,6 +71,10 @@ def result_record(run: SwarmRun, *, provisional: bool) -> SwarmResult:
         ),
         stop_reason=run.stop_reason,
     )
+
+
+def _own(m: RunMember) -> Gates:
+    return m.gate_checks, m.gate_passes, m.first_pass_time
 
 
 def _final_conversation(run: SwarmRun, state: AgentState) -> None:
@@ -86,14 +99,15 @@ def write_records(run: SwarmRun, state: AgentState) -> None:
     state.output = run.output
     if final:
         _final_conversation(run, state)
-    result = result_record(run, provisional=not final)
-    data = unstructure(result)
-    _write(RESULT_KEY, "result", data)
     events = index_events(
         transcript().events, run.root_span, {m.span_id: m.info.name for m in run.members}
     )
+    gates = {m.info.name: _member_gates(run, events, m) for m in run.members}
+    result = result_record(run, provisional=not final, gates=gates)
+    data = unstructure(result)
+    _write(RESULT_KEY, "result", data)
     _write(LEDGER_KEY, "ledger", _ledger(run, events))
-    _write(METRICS_KEY, "metrics", _metrics(run, events))
+    _write(METRICS_KEY, "metrics", _metrics(run, events, gates))
     run.hooks.run_ended(run.view(), result)
 
 
@@ -118,7 +132,7 @@ def _ledger(run: SwarmRun, events: RunEvents) -> dict[str, Any]:
     )
 
 
-def _member_gates(run: SwarmRun, events: RunEvents, m: RunMember) -> tuple[int, int, float | None]:
+def _member_gates(run: SwarmRun, events: RunEvents, m: RunMember) -> Gates:
     """The kernel's own checks plus the member's in-loop checks (intermediate scores of the
     first scorer it used)."""
     scores = events.gate_scores.get(m.info.name, [])
@@ -143,10 +157,10 @@ def _news_to(run: SwarmRun, m: RunMember) -> bool:
     return any(start <= t <= end and loop != own for t, loop in run.bus.commits)
 
 
-def _metrics(run: SwarmRun, events: RunEvents) -> dict[str, Any]:
+def _metrics(run: SwarmRun, events: RunEvents, gates: dict[str, Gates]) -> dict[str, Any]:
     facts = []
     for m in run.members:
-        checks, passes, first_pass = _member_gates(run, events, m)
+        checks, passes, first_pass = gates[m.info.name]
         facts.append(
             MemberFacts(
                 name=m.info.name,

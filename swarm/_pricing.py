@@ -12,7 +12,7 @@ from swarm.errors import ConfigError
 __all__ = ["check_prices"]
 
 
-def check_prices(specs: Iterable[MemberSpec]) -> None:
+def check_prices(specs: Iterable[MemberSpec], *, all_members: bool = True) -> None:
     """Raise ``ConfigError`` naming each member model that has no cost data.
 
     A member's model is its factory's ``model`` argument when it gives one (a name or a
@@ -21,6 +21,8 @@ def check_prices(specs: Iterable[MemberSpec]) -> None:
     """
     missing: set[str] = set()
     for spec in specs:
+        if not all_members and spec.limits.cost is None:
+            continue
         model = spec.args.get("model")
         if model is None:
             model = get_model()
@@ -32,7 +34,8 @@ def check_prices(specs: Iterable[MemberSpec]) -> None:
     if missing:
         names = ", ".join(sorted(missing))
         raise ConfigError(
-            f"budget.cost: a cost cap needs prices, and model(s) {names} have none. Give them "
+            f"budget.cost: a cost cap or cost limit needs prices, and model(s) {names} have "
+            "none. Give them "
             "with inspect_ai.model.set_model_info(name, ModelInfo(cost=ModelCost(...))) or "
             "set_model_cost(), or `inspect eval --model-cost-config prices.yaml`; or drop the "
             "cost cap."

@@ -347,8 +347,8 @@ class SwarmRun:
         try:
             self.accounts.begin(limits, [m.info.name for m in self.members])
             self.grace = effective_grace(self.spec.budget, limits)
-            if self.accounts.caps.cost is not None:
-                check_prices(m.entry.spec for m in self.members)
+            specs = [m.entry.spec for m in self.members]
+            check_prices(specs, all_members=self.accounts.caps.cost is not None)
             async with anyio.create_task_group() as tg:
                 self._tg = tg
                 if self.accounts.caps.time is not None:
@@ -542,6 +542,10 @@ class SwarmRun:
         if error is None:
             return
         if error.status == "swarm_cap":
+            if self.stopping:
+                # a call in flight when the swarm stopped: it completes (its usage is
+                # metered as overshoot); the member's next call is refused as "stopped"
+                return
             self._stop("swarm_cap")
         raise error
 

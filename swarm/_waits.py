@@ -130,7 +130,8 @@ class Waits:
         wait_id = f"x-{self._ids}"
         waiter = _Waiter(loop.member, loop.span, own, path)
         started = anyio.current_time()
-        outcome = "cancelled"
+        outcome = ""
+        finished = False
         news: list[WaitNews] = []
         ends: list[tuple[str, str]] = []
         key = f"{loop.span}#{wait_id}"
@@ -157,8 +158,11 @@ class Waits:
                         break
             if not outcome:
                 outcome = "timeout"
+            finished = True
         finally:
             self._waiters.pop(key, None)
+            if not finished:  # cancelled (a hard stop, a member time limit...)
+                outcome = "cancelled"
             duration = anyio.current_time() - started
             self._record(wait_id, loop.member, own, path, effective, timeout, duration, outcome)
         return self._text(outcome, news, ends, waiter, effective)

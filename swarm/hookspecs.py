@@ -93,7 +93,8 @@ def swarm_register_channels(register: Register) -> None:
     ``@hookimpl`` methods implement channel hooks (``swarm_member_instructions``,
     ``swarm_member_tools``, ``swarm_notice_lines``, ``swarm_wait_news``...).  The registered
     name is the channel's name in records.  Optional attributes the kernel reads: ``prefix``
-    (record ids ``<prefix>-N``; a channel without one records nothing on the bus), ``rate``
+    (record ids ``<prefix>-N``; a channel with one "has records": every member gets a
+    ``comm`` entry for it in the metrics, zeros included), ``rate``
     (``(count, seconds)``: the kernel's rate control), ``max_wait`` (seconds: the channel can
     wake members, so ``swarm_wait`` is offered).
 
@@ -285,6 +286,10 @@ def swarm_wait_news(
     :param member: the waiting member.
     :param loop: the waiting loop's agent span id.
     :param path: what the wait watches (``None``: everything).
+    It may be called several times for the same change (when a record is committed and again
+    when the woken wait looks), so it must report news without consuming it: news is spent
+    when the loop views what it names.
+
     :return: ``WaitNews``; ``None`` when nothing watched has changed for this loop.
 
     .. versionadded:: 0.1

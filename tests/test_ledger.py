@@ -305,7 +305,7 @@ def test_cost_cap_needs_prices(log_dir: Path) -> None:
     log = run_eval(swarm(members=worker, budget=Budget(cost=1.0)), model=model, log_dir=log_dir)
     assert log.samples and log.samples[0].error is not None
     message = log.samples[0].error.message
-    assert "budget.cost: a cost cap needs prices" in message
+    assert "budget.cost: a cost cap or cost limit needs prices" in message
     assert "swarm/scripted" in message and "set_model_info" in message
 
 
