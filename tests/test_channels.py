@@ -286,3 +286,20 @@ def test_third_party_channel_adds_a_tool_and_a_notice(log_dir: Path) -> None:
     rows = {m["name"]: m["comm"] for m in sample.store["inspect_swarm:metrics"]["members"]}
     assert rows["poster"]["swarm-fixture-plugin/bulletin"]["records"] == 1
     assert rows["reader"]["swarm-fixture-plugin/bulletin"]["reads"] == 1
+
+
+def test_a_cancelled_wait_is_recorded_as_cancelled(log_dir: Path) -> None:
+    # regression: a wait cancelled by the member's time limit was counted under ""
+    from swarm import MemberLimits
+
+    model = scripted_model(
+        {"waiter": [call("swarm_wait", timeout=30)], "*": [pause(3, submit("x"))]}
+    )
+    solver = shm(
+        member(shm_worker, name="waiter", limits=MemberLimits(time=1)),
+        member(shm_worker, name="busy"),
+    )
+    sample = sample_of(run_eval(solver, model=model, log_dir=log_dir))
+    assert statuses(sample)["waiter"] == "member_limit:time"
+    metrics = {m["name"]: m for m in sample.store["inspect_swarm:metrics"]["members"]}
+    assert metrics["waiter"]["waits_by_outcome"] == {"cancelled": 1}

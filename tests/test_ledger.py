@@ -12,7 +12,7 @@ from inspect_ai.agent import Agent, AgentState, agent, as_tool, react
 from inspect_ai.log import EvalSample
 from inspect_ai.model import ModelCost, ModelInfo, get_model, set_model_info
 
-from swarm import Budget, MemberLimits, controller, member, swarm
+from swarm import Budget, ConfigError, MemberLimits, controller, member, swarm
 from swarm.analysis import swarm_ledger
 from swarm.testing import Step, call, fail, pause, run_eval, scripted_model, submit
 
@@ -321,3 +321,22 @@ def test_swarm_ledger_reader(log_dir: Path, priced: None) -> None:
     schema = ledger.model_json_schema()
     assert set(schema["properties"]) == set(SPEC_LEDGER)
     assert result(sample)["final"]["member"] in ("worker-1", "worker-2")
+
+
+def test_only_the_member_that_reached_the_cap_ends_swarm_cap(log_dir: Path, priced: None) -> None:
+    # regression: calls in flight when the cap was reached used to end their members swarm_cap
+    steps = [Step(tool="noop", args={"i": i}, sleep=0.05, usage=(1000, 100)) for i in range(100)]
+    model = scripted_model({"*": steps})
+    solver = swarm(members=member(worker, count=4), budget=Budget(tokens=5000, grace=5))
+    sample = sample_of(run_eval(solver, model=model, log_dir=log_dir))
+    ended = list(statuses(sample).values())
+    assert ended.count("swarm_cap") == 1
+    assert sorted(ended) == ["stopped", "stopped", "stopped", "swarm_cap"]
+
+
+def test_budget_numbers_are_normalised() -> None:
+    budget = Budget(time=600, cost=1, tokens=5000.0)  # type: ignore[arg-type]
+    assert (budget.time, budget.cost, budget.tokens) == (600.0, 1.0, 5000)
+    assert isinstance(budget.time, float) and isinstance(budget.tokens, int)
+    with pytest.raises(ConfigError, match="budget.tokens: expected a whole number"):
+        Budget(tokens=10.5)  # type: ignore[arg-type]
