@@ -20,6 +20,14 @@ BIN = Path(sys.executable).parent
 EXPECTED: dict[str, list[str]] = {
     "task.py": ["members: react-1, react-2, react-3, react-4", "score: C"],
     "leaderless_last.py": ["stop reason: all_done", "answer: thorough (last)"],
+    "verified_quiescence.py": [
+        "stop reason: verified",
+        "  hasty     submitted  gate checks 1, passes 0",
+        "  careful   submitted  gate checks 1, passes 1",
+        "answer: careful (controller, verified)",
+        "stop reason: quiescence",
+        "  worker-1  stopped    gate checks 0, passes 0",
+    ],
     "stop_procedure.py": [
         "stop reason: submitted",
         "fast     submitted",
