@@ -146,18 +146,20 @@ def shared_memory_tool() -> Tool:
     and a registered tool is the cheap case); the run's channel is found through the bus.
     """
 
+    # Plain defaults ("" for text, -1 for a line) rather than Optional: Inspect rebuilds and
+    # deep-copies every tool's schema on every model call, and anyOf-with-null doubles it.
     async def execute(
         command: Command,
-        path: str | None = None,
-        file_text: str | None = None,
-        old_str: str | None = None,
-        new_str: str | None = None,
-        insert_line: int | None = None,
-        insert_text: str | None = None,
+        path: str = "",
+        file_text: str = "",
+        old_str: str = "",
+        new_str: str = "",
+        insert_line: int = -1,
+        insert_text: str = "",
         view_range: list[int] | None = None,
-        old_path: str | None = None,
-        new_path: str | None = None,
-        append_text: str | None = None,
+        old_path: str = "",
+        new_path: str = "",
+        append_text: str = "",
     ) -> str:
         """Read and write the swarm's shared files under /shared_memory.
 
@@ -172,7 +174,7 @@ def shared_memory_tool() -> Tool:
             file_text: create's content.
             old_str: str_replace's text to find.
             new_str: str_replace's replacement.
-            insert_line: insert after this line (0 = start).
+            insert_line: insert after this line (0 = start; required by insert).
             insert_text: insert's text.
             view_range: view's [start, end] lines (end -1 = last).
             old_path: rename's source.
@@ -183,20 +185,25 @@ def shared_memory_tool() -> Tool:
         channel = None if bus is None else bus.channels.get(bus.resolve(NAME))
         if not isinstance(channel, SharedMemory):
             raise ToolError("shared_memory is only available in a swarm with that channel")
-        args = {
+        given: dict[str, Any] = {
             "command": command,
             "path": path,
-            "file_text": file_text,
             "old_str": old_str,
-            "new_str": new_str,
-            "insert_line": insert_line,
             "insert_text": insert_text,
-            "view_range": view_range,
             "old_path": old_path,
             "new_path": new_path,
             "append_text": append_text,
         }
-        return channel.run(command, {k: v for k, v in args.items() if v is not None})
+        args = {k: v for k, v in given.items() if v != ""}
+        if command == "create":
+            args["file_text"] = file_text  # an empty file is a file
+        if new_str or command == "str_replace":
+            args["new_str"] = new_str  # "" replaces old_str with nothing
+        if insert_line != -1:
+            args["insert_line"] = insert_line
+        if view_range is not None:
+            args["view_range"] = view_range
+        return channel.run(command, args)
 
     return execute
 
