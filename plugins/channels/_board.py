@@ -107,6 +107,7 @@ class _Loop:
     told: set[str] = attrs.Factory(set)  # files named to the loop by a news line
     pending: set[str] = attrs.Factory(set)  # files that are news now
     unnotified: set[str] = attrs.Factory(set)  # pending files no notice has covered yet
+    cursor: int = 0  # how much of the board's change log this loop has taken in
 
 
 @attrs.frozen
@@ -176,6 +177,9 @@ class Board:
         self._paths: dict[str, str] = {}  # live path -> id
         self._dirs: dict[str, int] = {}  # implicit directory -> live files under it
         self._loops: dict[str, _Loop] = {}
+        # every committed change as (file id, writing loop): a loop takes in what changed
+        # since it last looked, so a write costs the same however many loops there are
+        self._log: list[tuple[str, str]] = []
         self._next_file = 1
         self._bytes = 0
         self._revision = 0  # bumped by every applied write
@@ -230,11 +234,17 @@ class Board:
         lp = self._loops.get(loop)
         if lp is None:
             live = set(self._paths.values())
-            lp = self._loops[loop] = _Loop(member, pending=live, unnotified=set(live))
+            lp = self._loops[loop] = _Loop(
+                member, pending=live, unnotified=set(live), cursor=len(self._log)
+            )
         elif member is not None and lp.member != member:
             if lp.member is not None:
                 raise ValueError(f"loop {loop!r} acts for {lp.member!r}, not {member!r}")
             lp.member = member
+        if lp.cursor < len(self._log):
+            for file_id, writer in self._log[lp.cursor :]:
+                self._refresh(loop, lp, self._files[file_id], changed=writer != loop)
+            lp.cursor = len(self._log)
         return lp
 
     def _is_news(self, loop: str, lp: _Loop, f: _File) -> bool:
@@ -294,7 +304,6 @@ class Board:
         self._applied.add(plan.serial)
         self._revision += 1
         done: list[FileChange] = []
-        news: set[str] = set()
         for change, content in zip(changes, contents, strict=True):
             f = self._commit(change, content, plan, record_id)
             done.append(attrs.evolve(change, file=f.id))
@@ -302,17 +311,13 @@ class Board:
             if change.file is None or lp.seen.get(f.id, 0) == change.base:
                 lp.seen[f.id] = f.version
             self._refresh(plan.loop, lp, f, changed=False)
-            for name, other in self._loops.items():
-                if name != plan.loop and self._refresh(name, other, f, changed=True):
-                    news.add(name)
-        members = {m for n in news if (m := self._loops[n].member) is not None}
+            self._log.append((f.id, plan.loop))
+        lp.cursor = len(self._log)  # the writer has taken in its own changes
         return Applied(
             command=plan.command,
             ack=_ack(plan, done),
             changes=tuple(done),
             payload_bytes=plan.payload_bytes,
-            news_loops=tuple(sorted(news)),
-            news_members=tuple(sorted(members)),
         )
 
     def _commit(self, change: FileChange, content: str | None, plan: Plan, record: str) -> _File:

@@ -167,17 +167,17 @@ class Plan:
 
 @attrs.frozen(kw_only=True)
 class Applied:
-    """A committed write: the acknowledgment, the files it changed, and who now has news.
+    """A committed write: the acknowledgment and the files it changed.
 
-    ``news_loops``/``news_members``: the loops (and their members) this write made news for.
+    Who it is news for is computed lazily, when each loop next looks (``news``,
+    ``status_line``, ``notice``, ``wait_news``), so a write costs the same however many loops
+    there are.
     """
 
     command: str
     ack: str
     changes: tuple[FileChange, ...]
     payload_bytes: int
-    news_loops: tuple[str, ...]
-    news_members: tuple[str, ...]
 
 
 @attrs.frozen(kw_only=True)
