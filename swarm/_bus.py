@@ -176,6 +176,7 @@ class Bus:
         self._ids: dict[str, int] = {}
         self.counts: dict[tuple[str, str], CommCounts] = {}
         self.commits: list[tuple[float, str]] = []
+        self._notices = 0
         self._changed: list[Callable[[Record], None]] = []
 
     @property
@@ -322,6 +323,35 @@ class Bus:
             "rejected": rejected,
         }
         transcript().info(data, source=INFO_SOURCE)
+
+    def notice(self, member: str, span: str, lines: list[NoticeLine]) -> tuple[str, dict[str, Any]]:
+        """A member's notice from the channels' lines: its text and message metadata, counted
+        per channel and recorded as ``notified`` evidence (ids only)."""
+        self._notices += 1
+        notice_id = f"n-{self._notices}"
+        for line in lines:
+            channel = self.resolve(line.channel)
+            self.counts_for(member, channel).notices += 1
+            data: dict[str, Any] = {
+                "version": 1,
+                "type": "comm",
+                "kind": "notified",
+                "member": member,
+                "loop": span,
+                "nested": False,
+                "channel": channel,
+                "notice": notice_id,
+                "ids": list(line.ids),
+            }
+            transcript().info(data, source=INFO_SOURCE)
+        text = "[Swarm notice] " + " ".join(line.text for line in lines)
+        metadata = {
+            "version": 1,
+            "type": "notice",
+            "id": notice_id,
+            "lines": [{"channel": line.channel, "ids": list(line.ids)} for line in lines],
+        }
+        return text, metadata
 
     def close(self) -> None:
         """Refuse every later write (the swarm is stopping)."""

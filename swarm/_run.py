@@ -200,7 +200,6 @@ class SwarmRun:
         self._own_loops: dict[str, str] = {}
         self._tools: dict[bool, list[Any]] = {}
         self.continue_wired: set[str] = set()
-        self._notices = 0
         self.accounts = Accounts(spec.budget)
         for m in self.members:
             self.accounts.add_member(m.info.name, m.entry.spec.limits)
@@ -303,32 +302,7 @@ class SwarmRun:
         lines = self.hooks.notice_lines(self.view(), m.view, span)
         if not lines:
             return None
-        self._notices += 1
-        notice_id = f"n-{self._notices}"
-        for line in lines:
-            self.bus.counts_for(member, line.channel).notices += 1
-            transcript().info(
-                {
-                    "version": 1,
-                    "type": "comm",
-                    "kind": "notified",
-                    "member": member,
-                    "loop": span,
-                    "nested": False,
-                    "channel": self.bus.resolve(line.channel),
-                    "notice": notice_id,
-                    "ids": list(line.ids),
-                },
-                source=INFO_SOURCE,
-            )
-        text = "[Swarm notice] " + " ".join(line.text for line in lines)
-        metadata = {
-            "version": 1,
-            "type": "notice",
-            "id": notice_id,
-            "lines": [{"channel": line.channel, "ids": list(line.ids)} for line in lines],
-        }
-        return text, metadata
+        return self.bus.notice(member, span, lines)
 
     @property
     def output(self) -> ModelOutput:
