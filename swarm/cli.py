@@ -77,11 +77,20 @@ def demo(model: str, members: int, log_dir: str, stop_on_submission: bool) -> No
 
     from swarm.demo import DEMO_SCRIPTS, swarm_demo
 
-    chosen = (
-        get_model(model, scripts=DEMO_SCRIPTS, memoize=False)
-        if model == "swarm/scripted"
-        else model
-    )
+    if model == "swarm/scripted":
+        from inspect_ai.model import ModelCost, ModelInfo, set_model_info
+
+        # a nominal price ($1 and $2 per million input and output tokens), so the demo's
+        # ledger is priced and complete
+        set_model_info(
+            model,
+            ModelInfo(
+                cost=ModelCost(input=1.0, output=2.0, input_cache_write=1.0, input_cache_read=0.1)
+            ),
+        )
+        chosen: Any = get_model(model, scripts=DEMO_SCRIPTS, memoize=False)
+    else:
+        chosen = model
     log = inspect_eval(
         swarm_demo(members=members, stop_on_submission=stop_on_submission),
         model=chosen,
@@ -106,6 +115,24 @@ def demo(model: str, members: int, log_dir: str, stop_on_submission: bool) -> No
         click.echo(f"  scores: {scores}")
         usage = sum(u.total_tokens for u in sample.model_usage.values())
         click.echo(f"  tokens: {usage}")
+        ledger = sample.store.get("inspect_swarm:ledger")
+        metrics = sample.store.get("inspect_swarm:metrics")
+        if ledger:
+            calls = ledger["calls"]
+            click.echo(
+                f"  cost: ${ledger['swarm']['cost']:.6f}; model calls: {calls['calls']} "
+                f"completed, {calls['errored']} errored, {calls['cache_replays']} from cache; "
+                f"accounting complete: {ledger['attribution_complete']}"
+            )
+        if metrics:
+            click.echo(
+                f"  steps to answer: {metrics['steps_to_answer']}; longest member: "
+                f"{metrics['longest_member_steps']} steps; wall clock {metrics['wall_clock']:.2f}s"
+            )
+        click.echo(
+            "  records: inspect_swarm:result, inspect_swarm:ledger, inspect_swarm:metrics "
+            "in the sample store"
+        )
 
 
 def main() -> None:
