@@ -33,6 +33,7 @@ from swarm._manager import (
 from swarm._member_tools import swarm_on_continue, swarm_tools, swarm_wait
 from swarm._roster import MemberSpec, member
 from swarm._topology import PluginSpec, channel, controller, load_topology
+from swarm._worker import worker
 from swarm.errors import ConfigError, PluginError, SwarmError, UsageError
 from swarm.hookspecs import Register, hookimpl, hookspec
 from swarm.records import (
@@ -108,4 +109,5 @@ __all__ = [
     "swarm_on_continue",
     "swarm_tools",
     "swarm_wait",
+    "worker",
 ]

@@ -1,6 +1,7 @@
 """The ``inspect_ai`` entry point: makes swarm-eval's objects known to Inspect.
 
-``swarm/swarm`` (the agent), ``swarm/calculator_worker`` and ``swarm/swarm_demo`` (the demo),
+``swarm/swarm`` (the agent), ``swarm/worker`` (a member wired to the channels),
+``swarm/calculator_worker`` and ``swarm/swarm_demo`` (the demo),
 and the ``swarm/scripted`` model.
 
 Inspect names an object from an installed package ``<package>/<name>``.  From an *editable*
@@ -16,12 +17,13 @@ from inspect_ai.util import registry_info
 
 from swarm import _inspect_hooks  # noqa: F401  (registers the model-call hooks)
 from swarm._agent import swarm
+from swarm._worker import worker
 from swarm.demo import calculator_worker, swarm_demo
 from swarm.testing._scripted import ScriptedModelAPI  # noqa: F401  (registers swarm/scripted)
 
 PACKAGE = "swarm"
 
-for _obj in (swarm, calculator_worker, swarm_demo):
+for _obj in (swarm, worker, calculator_worker, swarm_demo):
     _info = registry_info(_obj)
     if "/" not in _info.name:
         registry_add(

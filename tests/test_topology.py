@@ -189,3 +189,33 @@ def test_cli_solver_with_topology_file(tmp_path: Path) -> None:
     assert [m["name"] for m in record["members"]] == ["react-1", "react-2", "calc"]  # type: ignore[index]
     assert record["stop_reason"] == "all_done"  # type: ignore[index]
     assert record["final"]["mode"] == "last"  # type: ignore[index]
+
+
+def test_cli_worker_members_use_the_board(tmp_path: Path) -> None:
+    (tmp_path / "scripts.yaml").write_text(
+        "worker-1:\n"
+        "  - {tool: shared_memory, args: {command: create, path: /shared_memory/a.md, "
+        'file_text: "42"}}\n'
+        '  - {submit: "42"}\n'
+        "worker-2:\n"
+        "  - {tool: swarm_wait, args: {path: /shared_memory/a.md}}\n"
+        "  - {tool: shared_memory, args: {command: view, path: f-1}}\n"
+        '  - {submit: "42"}\n'
+    )
+    out = inspect_eval(
+        tmp_path,
+        "-S",
+        "members={factory: swarm/worker, count: 2}",
+        "-S",
+        "channels=[shared_memory]",
+        "-S",
+        "controller={name: leaderless, stop_on_submission: false}",
+        "-M",
+        "scripts=scripts.yaml",
+    )
+    sample = out["log"].samples[0]  # type: ignore[attr-defined]
+    metrics = sample.store["inspect_swarm:metrics"]
+    assert metrics["tools_unwired"] == [] and metrics["notify_unwired"] == []
+    rows = {m["name"]: m for m in metrics["members"]}
+    assert rows["worker-1"]["comm"]["shared_memory"]["records"] == 1
+    assert rows["worker-2"]["waits_by_outcome"] == {"news": 1}
