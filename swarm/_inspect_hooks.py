@@ -18,6 +18,11 @@ class SwarmModelHooks(Hooks):
     variables say which run and which member it belongs to.
     """
 
+    def enabled(self) -> bool:
+        # Inspect asks in the calling task: active only for calls made inside a swarm run,
+        # so evals without a swarm pay nothing for these hooks
+        return _RUN.get() is not None
+
     async def on_before_model_generate(self, data: BeforeModelGenerate) -> None:
         run = _RUN.get()
         if run is None or not run.stopping or _MEMBER.get() is None:
