@@ -53,19 +53,20 @@ def swarm_tools() -> ToolSource:
 def swarm_wait() -> Tool:
     """The ``swarm_wait`` tool (offered by ``swarm_tools()`` when a channel can wake members)."""
 
-    async def execute(path: str | None = None, timeout: float | None = None) -> str:
+    # plain defaults rather than Optional: Inspect copies every tool's schema on every call
+    async def execute(path: str = "", timeout: float = 0) -> str:
         """Wait for another member's work instead of polling: returns when a file you watch
         changes, a member ends, every member is waiting, the swarm stops, or the time is up.
 
         Args:
             path: a shared file or directory to watch, or a file id such as f-3; omit it to
                 watch everything.
-            timeout: the most seconds to wait (default and maximum: the swarm's max_wait).
+            timeout: the most seconds to wait (omit for the swarm's max_wait, the maximum).
         """
         run = _RUN.get()
         if run is None or run.waits is None:
             return "There is nothing to wait for outside a swarm."
-        return await run.waits.wait(path, timeout)
+        return await run.waits.wait(path or None, timeout if timeout > 0 else None)
 
     return execute
 
