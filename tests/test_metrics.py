@@ -294,3 +294,21 @@ def test_third_party_channel_metrics(log_dir: Path) -> None:
     )
     metrics = metrics_of(sample_of(run_eval(solver, model=model, log_dir=log_dir)))
     assert metrics["swarm-fixture-plugin/bulletin"] == {"posts": 2}
+
+
+@agent
+def retrying() -> Agent:
+    """A react member that checks its own answers (react's attempts call the task scorer)."""
+    return react(tools=[noop()], attempts=3)
+
+
+def test_in_loop_checks_are_gate_checks(log_dir: Path) -> None:
+    # react checks each submission while it has attempts left: 41 fails, 42 passes
+    model = scripted_model({"*": [submit("41"), submit("42")]})
+    solver = swarm(members=member(retrying, name="checker"))
+    sample = sample_of(run_eval(solver, model=model, log_dir=log_dir, scorer=match()))
+    [row] = metrics_of(sample)["members"]
+    assert (row["gate_checks"], row["gate_passes"]) == (2, 1)
+    assert row["first_pass_time"] is not None
+    [member_result] = result(sample)["members"]
+    assert (member_result["gate_checks"], member_result["gate_passes"]) == (2, 1)
