@@ -171,6 +171,7 @@ class PluginCatalog:
         self.pm = pm
         self.sources = sources
         self._registered: dict[Kind, dict[str, Registration]] = {k: {} for k in _KIND_HOOK}
+        self._runtime: list[tuple[str, object]] | None = None
         for kind, hook in _KIND_HOOK.items():
             call_registration_hook(pm, hook, functools.partial(self._register_for, kind))
 
@@ -244,7 +245,15 @@ class PluginCatalog:
         raise ConfigError(f"unknown {kind} {name!r}; registered {kind}s: {listing}")
 
     def runtime_plugins(self) -> list[tuple[str, object]]:
-        """Loaded plugins that implement run-time hooks (anything but registration)."""
+        """Loaded plugins that implement run-time hooks (anything but registration).
+
+        Computed once: a catalog's plugins are fixed once it is built, and every run asks.
+        """
+        if self._runtime is None:
+            self._runtime = self._find_runtime_plugins()
+        return list(self._runtime)
+
+    def _find_runtime_plugins(self) -> list[tuple[str, object]]:
         found: list[tuple[str, object]] = []
         for name, plugin in self.pm.list_name_plugin():
             if plugin is None:

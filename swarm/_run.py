@@ -188,6 +188,7 @@ class SwarmRun:
         self.channel_objects = [
             (ch.name, _instantiate(self.catalog, "channel", ch)) for ch in spec.channels
         ]
+        self.controller = _instantiate(self.catalog, "controller", spec.controller)
         self.bus = Bus(self, self.channel_objects)
         self.waits = Waits(self, self.bus) if self.bus.max_wait is not None else None
         self.pm = self._build_manager()
@@ -224,9 +225,10 @@ class SwarmRun:
     def _build_manager(self) -> pluggy.PluginManager:
         pm = pluggy.PluginManager(hookspecs.PROJECT)
         pm.add_hookspecs(hookspecs)
-        plugins: list[tuple[str, object]] = [("swarm:defaults", KernelDefaults())]
-        self.controller = _instantiate(self.catalog, "controller", self.spec.controller)
-        plugins.append((f"controller:{self.controller_name}", self.controller))
+        plugins: list[tuple[str, object]] = [
+            ("swarm:defaults", KernelDefaults()),
+            (f"controller:{self.controller_name}", self.controller),
+        ]
         for name, channel in self.channel_objects:
             plugins.append((f"channel:{name}", channel))
         plugins.append(("swarm:rate", self.bus.rate_control))
