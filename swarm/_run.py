@@ -257,6 +257,11 @@ class SwarmRun:
             controller=self.controller_name,
         )
 
+    @property
+    def running_count(self) -> int:
+        """How many members are running now."""
+        return self._running
+
     def member_view(self, name: str) -> MemberView:
         """The view of member ``name`` now."""
         return self.by_name[name].view

@@ -67,6 +67,8 @@ class Waits:
         self._waiters: dict[str, _Waiter] = {}
         self._told_ends: dict[str, set[str]] = {}
         self._ended: list[tuple[str, str]] = []
+        # members whose own loop sleeps in a wait now: "everyone waits" is a count, not a scan
+        self._sleeping: set[str] = set()
         self.counts: dict[str, WaitCounts] = {}
         self._ids = 0
         bus.on_commit(self.changed)
@@ -82,39 +84,42 @@ class Waits:
         ]
         return found, ends
 
+    def _release(self, w: _Waiter, outcome: str) -> None:
+        w.release(outcome)
+        if w.own:
+            self._sleeping.discard(w.member)
+
     def changed(self, record: Record) -> None:
         """A record was committed: wake the waits it is news to."""
         for w in list(self._waiters.values()):
             if w.loop != record.loop and self._news(w)[0]:
-                w.release("news")
+                self._release(w, "news")
 
     def member_ended(self, name: str, status: str) -> None:
         """A member ended: that is news to every other wait; it may leave all others waiting."""
         self._ended.append((name, status))
         for w in list(self._waiters.values()):
             if w.member == name and w.own:
-                w.release("member_ending")
+                self._release(w, "member_ending")
             elif w.member != name:
-                w.release("news")
+                self._release(w, "news")
         self._check_all_waiting()
 
     def stopping(self) -> None:
         """The swarm began its stop: release every wait."""
         for w in list(self._waiters.values()):
-            w.release("stopping")
+            self._release(w, "stopping")
 
     def waiting(self, member: str) -> bool:
         """Whether ``member``'s own loop is in a wait now."""
-        return any(
-            w.member == member and w.own and w.released is None for w in self._waiters.values()
-        )
+        return member in self._sleeping
 
     def _check_all_waiting(self) -> None:
-        running = [m.name for m in self._run.view().running]
-        if running and all(self.waiting(name) for name in running):
+        running = self._run.running_count
+        if running and len(self._sleeping) >= running:
             self._run.quiescent("all_waiting", 0.0)  # a stop releases the waits as "stopping"
             for w in list(self._waiters.values()):
-                w.release("all_waiting")
+                self._release(w, "all_waiting")
 
     # -- the tool body -------------------------------------------------------------------------
 
@@ -145,6 +150,7 @@ class Waits:
                     waiter.event = anyio.Event()
                     self._waiters[key] = waiter
                     if own:
+                        self._sleeping.add(waiter.member)
                         self._check_all_waiting()
                     await waiter.event.wait()
                     self._waiters.pop(key, None)
@@ -160,7 +166,8 @@ class Waits:
                 outcome = "timeout"
             finished = True
         finally:
-            self._waiters.pop(key, None)
+            if self._waiters.pop(key, None) is not None and own:
+                self._sleeping.discard(waiter.member)
             if not finished:  # cancelled (a hard stop, a member time limit...)
                 outcome = "cancelled"
             duration = anyio.current_time() - started
