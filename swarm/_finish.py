@@ -7,6 +7,7 @@ the run's ``finally`` path, synchronously, so it completes even when the sample 
 
 from __future__ import annotations
 
+import bisect
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -150,15 +151,26 @@ def _member_gates(run: SwarmRun, events: RunEvents, m: RunMember) -> Gates:
     )
 
 
-def _news_to(run: SwarmRun, m: RunMember) -> bool:
+def _news_to(run: SwarmRun, m: RunMember, times: list[float]) -> bool:
+    """Whether another loop committed a record while ``m`` ran (commits are in time order,
+    so this starts at the first commit after ``m`` started instead of scanning them all)."""
+    if m.started is None:
+        return False
     own = run.own_loop(m.info.name)
-    start = m.started if m.started is not None else float("inf")
     end = m.ended if m.ended is not None else float("inf")
-    return any(start <= t <= end and loop != own for t, loop in run.bus.commits)
+    commits = run.bus.commits
+    for i in range(bisect.bisect_left(times, m.started), len(commits)):
+        t, loop = commits[i]
+        if t > end:
+            return False
+        if loop != own:
+            return True
+    return False
 
 
 def _metrics(run: SwarmRun, events: RunEvents, gates: dict[str, Gates]) -> dict[str, Any]:
     facts = []
+    times = [t for t, _ in run.bus.commits]
     for m in run.members:
         checks, passes, first_pass = gates[m.info.name]
         facts.append(
@@ -169,7 +181,7 @@ def _metrics(run: SwarmRun, events: RunEvents, gates: dict[str, Gates]) -> dict[
                 delivery=m.delivery or m.info.delivery or "notify",
                 own_loop_bound=run.own_loop(m.info.name) is not None,
                 continue_wired=m.info.name in run.continue_wired,
-                news_to_own_loop=_news_to(run, m),
+                news_to_own_loop=_news_to(run, m, times),
                 gate_checks=checks,
                 gate_passes=passes,
                 first_pass_time=first_pass,
