@@ -20,7 +20,7 @@ from inspect_ai.util._span import current_agent_span_id
 
 from swarm._context import _MEMBER, _RUN
 from swarm.hookspecs import hookimpl
-from swarm.records import MemberView, SwarmView
+from swarm.records import INFO_SOURCE, MemberView, SwarmView
 
 if TYPE_CHECKING:
     from swarm._run import SwarmRun
@@ -40,7 +40,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-INFO_SOURCE = "inspect_swarm"
 
 
 @attrs.frozen(kw_only=True)

@@ -20,18 +20,17 @@ from swarm._events import RunEvents, index_events
 from swarm._ledger import LEDGER_KEY, MemberOutcome, ledger_record
 from swarm._metrics import METRICS_KEY, MemberFacts, metrics_record
 from swarm.errors import PluginError
-from swarm.records import FinalRecord, MemberResult, SwarmResult
+from swarm.records import INFO_SOURCE, FinalRecord, MemberResult, SwarmResult
 from swarm.serialization import unstructure
 
 if TYPE_CHECKING:
     from swarm._run import RunMember, SwarmRun
 
-__all__ = ["INFO_SOURCE", "RESULT_KEY", "result_record", "write_records"]
+__all__ = ["RESULT_KEY", "result_record", "write_records"]
 
 logger = logging.getLogger("swarm")
 
 RESULT_KEY = "inspect_swarm:result"
-INFO_SOURCE = "inspect_swarm"
 
 
 Gates = tuple[int, int, float | None]

@@ -20,10 +20,9 @@ from inspect_ai.tool import Tool, ToolSource, tool
 from inspect_ai.util._span import current_agent_span_id
 
 from swarm._context import _MEMBER, _RUN
+from swarm.records import INFO_SOURCE
 
 __all__ = ["swarm_on_continue", "swarm_tools", "swarm_wait"]
-
-INFO_SOURCE = "inspect_swarm"
 
 
 class _SwarmTools(ToolSource):

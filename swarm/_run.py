@@ -39,7 +39,7 @@ from swarm._bus import Bus
 from swarm._caps import effective_grace, split_sentence
 from swarm._context import _MEMBER, _RUN
 from swarm._defaults import KernelDefaults
-from swarm._finish import INFO_SOURCE, write_records
+from swarm._finish import write_records
 from swarm._gate import check, resolve_verifier
 from swarm._hooks import RunHooks
 from swarm._limits import SwarmLimitError, SwarmStopped
@@ -50,6 +50,7 @@ from swarm._topology import PluginSpec, SwarmSpec
 from swarm._waits import Waits
 from swarm.errors import PluginError, SwarmError
 from swarm.records import (
+    INFO_SOURCE,
     TOPOLOGY_REASONS,
     Answer,
     Decision,

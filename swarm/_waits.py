@@ -17,6 +17,7 @@ from inspect_ai.log import transcript
 from inspect_ai.tool import ToolError
 
 from swarm._bus import Bus, Record, WaitNews
+from swarm.records import INFO_SOURCE
 
 if TYPE_CHECKING:
     from swarm._run import SwarmRun
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
 __all__ = ["OUTCOMES", "WaitCounts", "Waits"]
 
 OUTCOMES = ("news", "all_waiting", "stopping", "member_ending", "timeout", "cancelled")
-INFO_SOURCE = "inspect_swarm"
 
 
 @attrs.define

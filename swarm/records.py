@@ -13,6 +13,7 @@ from typing import Any, Literal
 import attrs
 
 __all__ = [
+    "INFO_SOURCE",
     "STATUSES",
     "TOPOLOGY_REASONS",
     "Answer",
@@ -33,6 +34,9 @@ __all__ = [
     "SwarmView",
     "member_status_is_valid",
 ]
+
+INFO_SOURCE = "inspect_swarm"
+"""The ``source`` of every ``InfoEvent`` swarm-eval writes, and the key of its message metadata."""
 
 MemberState = Literal["pending", "running", "ended"]
 """Where a member is in its life: not started, running, or ended."""

@@ -7,6 +7,8 @@ from typing import Any, Literal
 from inspect_ai.log import EvalSample
 from pydantic import BaseModel, ConfigDict, Field
 
+from swarm._ledger import LEDGER_KEY
+
 __all__ = [
     "Budget",
     "Calls",
@@ -18,8 +20,6 @@ __all__ = [
     "Usage",
     "swarm_ledger",
 ]
-
-LEDGER_KEY = "inspect_swarm:ledger"
 
 
 class _Record(BaseModel):
