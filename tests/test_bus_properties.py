@@ -181,3 +181,27 @@ def test_random_commands_through_the_bus(steps: list[Any]) -> None:
         counts = run.bus.counts.get((member, "shared_memory"))
         counted = sum(counts.rejections.values()) if counts else 0
         assert counted == errors.get(member, 0)
+
+
+def test_the_property_test_meets_every_kind_of_rejection() -> None:
+    """The sequences above can reach each control: shown here on fixed sequences."""
+    channel = shared_memory(
+        max_files=3, max_file_bytes=60, max_file_lines=100, max_board_bytes=120, rate=[6, 1000.0]
+    )
+    run = FakeRun(channel)
+    steps: list[tuple[str, dict[str, Any]]] = [
+        ("create", {"path": PATHS[3], "file_text": "x"}),  # path
+        ("create", {"path": PATHS[0], "file_text": "<peer_file"}),  # fence
+        ("create", {"path": PATHS[0], "file_text": "a"}),
+        ("append", {"path": PATHS[0], "append_text": "b" * 70}),  # max_file_bytes
+        *[("append", {"path": PATHS[0], "append_text": "b"}) for _ in range(6)],  # rate at the 6th
+    ]
+    for cmd, args in steps:
+        act(run, channel, "ann", "ann/own", cmd, args)
+    # bob, whose loop never viewed f-1, cannot replace it
+    act(run, channel, "bob", "bob/own", "create", {"path": PATHS[0], "file_text": "mine"})
+    ann = run.bus.counts[("ann", "shared_memory")].rejections
+    bob = run.bus.counts[("bob", "shared_memory")].rejections
+    assert {"path", "fence", "max_file_bytes", "rate"} <= set(ann), ann
+    assert ann == {"path": 1, "fence": 1, "max_file_bytes": 1, "rate": 1}
+    assert bob == {"unviewed": 1}
