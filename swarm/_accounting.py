@@ -4,7 +4,6 @@ the checks of caps, shares and member limits after every completed call.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Mapping
 
 from inspect_ai.model import ModelUsage
@@ -12,19 +11,12 @@ from inspect_ai.util import SampleLimits
 
 from swarm._budget import Budget
 from swarm._caps import Caps, Share, derive_caps, sample_limit_values, shares
+from swarm._inspect_private import sample_model_usage
 from swarm._limits import MemberLimitReached, ShareExhausted, SwarmCapReached, SwarmLimitError
-from swarm._meter import Meter, per_model_delta, usage_sum
+from swarm._meter import Meter, per_model_delta, usage_minus, usage_sum
 from swarm.records import MemberLimits
 
 __all__ = ["Accounts"]
-
-
-def _sample_model_usage() -> dict[str, ModelUsage]:
-    # Inspect keeps the sample's usage per model in a context variable and has no public
-    # reader inside a running sample; the ledger's sample_delta needs it.
-    from inspect_ai.model._model import sample_model_usage
-
-    return {k: copy.copy(v) for k, v in sample_model_usage().items()}
 
 
 class Accounts:
@@ -36,7 +28,11 @@ class Accounts:
         self.limits: dict[str, MemberLimits] = {}
         self.runtime = Meter()
         self.final = Meter()
-        self.swarm = Meter()
+        # running totals of the swarm for the caps (the swarm meter itself is the sum of the
+        # parts, computed when asked)
+        self._live_tokens = 0
+        self._live_cost = 0.0
+        self._cap_reached = False
         self.caps = Caps()
         self.shares: dict[str, Share] = {}
         self.sample_limits: dict[str, float | int | None] = {
@@ -55,29 +51,79 @@ class Accounts:
         self.sample_limits = sample_limit_values(limits)
         self.caps = derive_caps(self.budget, limits)
         self.shares = shares(self.budget, self.caps, list(roster))
-        self._usage_at_start = _sample_model_usage()
+        self._usage_at_start = sample_model_usage()
 
     def sample_delta(self) -> dict[str, ModelUsage]:
         """The sample's usage per model since ``begin``."""
-        return per_model_delta(self._usage_at_start, _sample_model_usage())
+        return per_model_delta(self._usage_at_start, sample_model_usage())
 
-    def record(self, member: str | None, usage: ModelUsage) -> SwarmLimitError | None:
+    def record(
+        self,
+        member: str | None,
+        usage: ModelUsage,
+        *,
+        metered: ModelUsage | None = None,
+        suspended: bool = False,
+    ) -> SwarmLimitError | None:
         """Meter one completed call; return the limit error the calling member must get.
 
         ``member`` is ``None`` for the runtime's own calls (the controller's, or the final
-        step's).  A ``SwarmCapReached`` means the swarm must stop with ``swarm_cap``.
+        step's).  For a member, ``metered`` is Inspect's own running record of everything the
+        member spent (its ``UsageTap``): the meter is brought up to it, so usage the hook never
+        saw (a native compaction) counts before the caps are checked.  ``suspended`` marks a call
+        made while token metering was suspended: only its cost is metered.  A ``SwarmCapReached``
+        means the swarm must stop with ``swarm_cap``.
         """
-        self.swarm.add(usage)
         if member is None or member not in self.members:
-            (self.final if self.in_final else self.runtime).add(usage)
+            meter = self.final if self.in_final else self.runtime
+            if suspended:
+                meter.add_suspended(usage)
+                self._live_cost += usage.total_cost or 0.0
+            else:
+                meter.add(usage)
+                self._live(usage)
             return None
         meter = self.members[member]
-        meter.add(usage)
+        if suspended:
+            meter.add_suspended(usage)
+            self._live_cost += usage.total_cost or 0.0
+        else:
+            if metered is None:
+                metered = meter.usage + usage
+            self.sync(member, metered)
+            if usage.total_cost is None:
+                meter.unpriced += 1
+        return self._check(member, meter)
+
+    def sync(self, member: str, metered: ModelUsage) -> None:
+        """Bring ``member``'s meter up to ``metered``, Inspect's record of what it spent.
+
+        Called after each call it makes and when it ends, so a call that tripped a sample limit
+        (Inspect records its usage, then raises before any hook runs) is metered too.
+        """
+        meter = self.members[member]
+        if metered.total_tokens == meter.usage.total_tokens and (
+            metered.total_cost == meter.usage.total_cost
+        ):
+            return
+        self._live(usage_minus(metered, meter.usage))
+        meter.usage = metered
+
+    def _live(self, delta: ModelUsage) -> None:
+        self._live_tokens += delta.total_tokens
+        self._live_cost += delta.total_cost or 0.0
+
+    def _check(self, member: str, meter: Meter) -> SwarmLimitError | None:
+        # a swarm cap is reported once, to the call that reaches it: calls in flight that
+        # complete after it (the swarm is stopping) finish and their members end "stopped"
         caps = self.caps
-        if caps.tokens is not None and self.swarm.tokens >= caps.tokens:
-            return SwarmCapReached("token", self.swarm.tokens, caps.tokens)
-        if caps.cost is not None and self.swarm.cost >= caps.cost:
-            return SwarmCapReached("cost", self.swarm.cost, caps.cost)
+        if not self._cap_reached:
+            if caps.tokens is not None and self._live_tokens >= caps.tokens:
+                self._cap_reached = True
+                return SwarmCapReached("token", self._live_tokens, caps.tokens)
+            if caps.cost is not None and self._live_cost >= caps.cost:
+                self._cap_reached = True
+                return SwarmCapReached("cost", self._live_cost, caps.cost)
         share = self.shares.get(member)
         if share is not None:
             if share.tokens is not None and meter.tokens >= share.tokens:
@@ -91,13 +137,21 @@ class Accounts:
             return MemberLimitReached(member, "cost", meter.cost, own.cost)
         return None
 
+    @property
+    def swarm(self) -> Meter:
+        """Everything in the swarm: the members', the runtime's and the final step's meters."""
+        total = Meter()
+        total.merge([*self.members.values(), self.runtime, self.final])
+        return total
+
     def overshoot(self, wall_clock: float) -> dict[str, float]:
         """How far usage went past each cap it passed."""
         over: dict[str, float] = {}
-        if self.caps.cost is not None and self.swarm.cost > self.caps.cost:
-            over["cost"] = self.swarm.cost - self.caps.cost
-        if self.caps.tokens is not None and self.swarm.tokens > self.caps.tokens:
-            over["tokens"] = self.swarm.tokens - self.caps.tokens
+        swarm = self.swarm
+        if self.caps.cost is not None and swarm.cost > self.caps.cost:
+            over["cost"] = swarm.cost - self.caps.cost
+        if self.caps.tokens is not None and swarm.tokens > self.caps.tokens:
+            over["tokens"] = swarm.tokens - self.caps.tokens
         if self.caps.time is not None and wall_clock > self.caps.time:
             over["time"] = wall_clock - self.caps.time
         return over

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from inspect_ai.agent import Agent, AgentState, agent
 
@@ -24,6 +24,7 @@ def swarm(
     controller: str | PluginSpec | Mapping[str, Any] | None = None,
     channels: Sequence[str | PluginSpec | Mapping[str, Any]] | str | None = None,
     budget: Budget | Mapping[str, Any] | None = None,
+    on_member_error: Literal["continue", "fail"] | None = None,
     config: str | Path | Mapping[str, Any] | None = None,
     plugins: PluginCatalog | None = None,
 ) -> Agent:
@@ -37,8 +38,12 @@ def swarm(
         channels: how members communicate: registered names, ``channel(name, **params)`` or
             mappings.  ``[]`` (the default) gives no channel.
         budget: the swarm's ``Budget`` (or a mapping of its fields).
+        on_member_error: ``"continue"`` (the default): a member's own error ends that member
+            (``errored``) and the others go on; the sample is an error only when every member
+            that started errored.  ``"fail"``: the first member error stops the swarm and fails
+            the sample (after the records are written).
         config: a topology file (YAML or TOML) or mapping with any of the keys ``members``,
-            ``controller``, ``channels``, ``budget``.
+            ``controller``, ``channels``, ``budget``, ``on_member_error``.
         plugins: the plugin catalog to use (default: the process-wide one).
 
     Returns:
@@ -54,6 +59,7 @@ def swarm(
         controller=controller,
         channels=channels,
         budget=budget,
+        on_member_error=on_member_error,
         config=config,
     )
 

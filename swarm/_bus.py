@@ -242,6 +242,7 @@ class Bus:
         view = self._run.member_view(loop.member)
         if view.state != "running":
             raise ToolError(f"{loop.member} has ended.")
+        bad_text = _invalid_text(draft)
         record = Record(
             id=self._next_id(draft.channel),
             channel=draft.channel,
@@ -250,11 +251,20 @@ class Bus:
             loop=loop.span,
             nested=loop.nested,
             size=len(draft.payload.encode("utf-8", errors="surrogatepass")),
-            op=draft.op,
+            op=draft.op if bad_text is None else _escaped(draft.op),
             time=self._run.now(),
         )
         counts = self.counts_for(loop.member, draft.channel)
-        rejection = self._run.hooks.admit_record(self._run.view(), record)
+        if bad_text is not None:
+            # refused before any plugin sees it: text that is not valid Unicode (a lone
+            # surrogate) can be neither stored nor written to the log as JSON
+            rejection: Rejection | None = Rejection(
+                control="invalid",
+                reason=f"{bad_text} contains a character that is not valid Unicode (a lone "
+                "surrogate); nothing was written",
+            )
+        else:
+            rejection = self._run.hooks.admit_record(self._run.view(), record)
         if rejection is None:
             try:
                 result = apply(record)
@@ -355,6 +365,32 @@ class Bus:
     def close(self) -> None:
         """Refuse every later write (the swarm is stopping)."""
         self.closed = True
+
+
+def _is_valid_text(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _invalid_text(draft: Draft) -> str | None:
+    """Which part of a draft holds text that is not valid Unicode, or ``None``."""
+    if not _is_valid_text(draft.payload):
+        return "the text"
+    for key, value in draft.op.items():
+        if isinstance(value, str) and not _is_valid_text(value):
+            return f"{key!r}"
+    return None
+
+
+def _escaped(op: dict[str, Any]) -> dict[str, Any]:
+    """``op`` with lone surrogates escaped, for the evidence of a refused write."""
+    return {
+        k: v.encode("utf-8", "backslashreplace").decode("utf-8") if isinstance(v, str) else v
+        for k, v in op.items()
+    }
 
 
 def current_bus() -> Bus | None:

@@ -8,7 +8,9 @@ the run's ``finally`` path, synchronously, so it completes even when the sample 
 from __future__ import annotations
 
 import bisect
+import json
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from inspect_ai.agent import AgentState
@@ -90,7 +92,12 @@ def _final_conversation(run: SwarmRun, state: AgentState) -> None:
 
 
 def write_records(run: SwarmRun, state: AgentState) -> None:
-    """Make the answer final (unless interrupted) and write every record."""
+    """Make the answer final (unless interrupted) and write every record.
+
+    Each record is built and written on its own, so whatever a plugin (or a bug) does to one,
+    the others are written; a plugin's fault is also reported to the run, which fails the
+    sample with it once the records are written.
+    """
     try:
         run.refresh_answer()
     except PluginError:
@@ -102,18 +109,40 @@ def write_records(run: SwarmRun, state: AgentState) -> None:
     events = index_events(
         transcript().events, run.root_span, {m.span_id: m.info.name for m in run.members}
     )
+    _count_malformed_calls(run, events)
     gates = {m.info.name: _member_gates(run, events, m) for m in run.members}
     result = result_record(run, provisional=not final, gates=gates)
-    data = unstructure(result)
-    _write(RESULT_KEY, "result", data)
-    _write(LEDGER_KEY, "ledger", _ledger(run, events))
-    _write(METRICS_KEY, "metrics", _metrics(run, events, gates))
+    _write(RESULT_KEY, "result", lambda: unstructure(result))
+    _write(LEDGER_KEY, "ledger", lambda: _ledger(run, events))
+    _write(METRICS_KEY, "metrics", lambda: _metrics(run, events, gates))
     run.hooks.run_ended(run.view(), result)
 
 
-def _write(key: str, kind: str, data: dict[str, Any]) -> None:
+def _write(key: str, kind: str, build: Callable[[], dict[str, Any]]) -> None:
+    try:
+        data = build()
+    except Exception as ex:  # a bug of ours must not cost the other records
+        logger.exception("swarm: could not build the %s record", kind)
+        data = {"version": 1, "error": f"the {kind} record could not be built: {ex!r}"}
     store().set(key, data)
     transcript().info({"type": kind, **data}, source=INFO_SOURCE)
+
+
+def _count_malformed_calls(run: SwarmRun, events: RunEvents) -> None:
+    """Count each channel tool call Inspect refused before it ran (arguments that do not fit the
+    tool's schema: an unknown command, a wrong type, an extra argument) as a rejection of that
+    member's request by the control ``invalid``: the call never reached the channel, but the
+    model made it."""
+    channels = run.tool_channels
+    if not channels:
+        return
+    for member, tools in events.tools.items():
+        for event in tools:
+            channel = channels.get(event.function)
+            if channel is None or event.error is None or event.error.type != "parsing":
+                continue
+            rejections = run.bus.counts_for(member, channel).rejections
+            rejections["invalid"] = rejections.get("invalid", 0) + 1
 
 
 def _ledger(run: SwarmRun, events: RunEvents) -> dict[str, Any]:
@@ -201,8 +230,28 @@ def _metrics(run: SwarmRun, events: RunEvents, gates: dict[str, Gates]) -> dict[
     for plugin, extra in run.hooks.extra_metrics(run.view()):
         key = plugin.split(":", 1)[-1]
         if key in record:
-            raise PluginError(
+            fault = PluginError(
                 plugin, "swarm_extra_metrics", f"metrics key {key!r} is the record's own"
             )
-        record[key] = extra
+            run.hooks.fault(fault)
+            logger.error("%s", fault)
+            continue
+        if not isinstance(extra, PluginError):
+            extra = _json_ready(plugin, extra)
+        if isinstance(extra, PluginError):
+            run.hooks.fault(extra)
+            record[key] = {"error": extra.message}
+        else:
+            record[key] = extra
     return record
+
+
+def _json_ready(plugin: str, extra: dict[str, Any]) -> dict[str, Any] | PluginError:
+    """The plugin's figures if they are plain JSON (no NaN or infinity), else its fault."""
+    try:
+        json.dumps(extra, allow_nan=False)
+    except (TypeError, ValueError) as ex:
+        return PluginError(
+            plugin, "swarm_extra_metrics", f"returned figures that are not plain JSON: {ex}"
+        )
+    return extra

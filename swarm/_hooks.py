@@ -53,6 +53,11 @@ def _type_name(expected: type) -> str:
     return expected.__name__
 
 
+def _short(value: object, limit: int = 200) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def call_registration_hook(
     pm: pluggy.PluginManager,
     hook: str,
@@ -69,11 +74,27 @@ def call_registration_hook(
 
 
 class RunHooks:
-    """One run's hooks, typed.  Built over the run's own plugin manager."""
+    """One run's hooks, typed.  Built over the run's own plugin manager.
 
-    def __init__(self, pm: pluggy.PluginManager) -> None:
+    A decision or collector implementation that raises or returns the wrong type is a plugin's
+    fault: it is passed to ``on_fault`` (the run ends failed, naming the plugin) and raised as a
+    ``PluginError``.  Observers' failures are only logged.
+    """
+
+    def __init__(
+        self,
+        pm: pluggy.PluginManager,
+        on_fault: Callable[[PluginError], None] | None = None,
+    ) -> None:
         self._pm = pm
         self._cache: dict[str, list[pluggy.HookImpl]] = {}
+        self._on_fault = on_fault
+
+    def fault(self, error: PluginError) -> PluginError:
+        """Report a plugin's fault (to the run) and return it, to be raised."""
+        if self._on_fault is not None:
+            self._on_fault(error)
+        return error
 
     def impls(self, hook: str) -> list[pluggy.HookImpl]:
         """The implementations of ``hook`` in call order (cached: a run's plugins are fixed)."""
@@ -96,21 +117,33 @@ class RunHooks:
         Exceptions of the ``passthrough`` types are the hook's contract (a ``ToolError`` for
         the model) and pass unchanged; any other names the plugin in a ``PluginError``.
         """
-        for impl in self.impls(hook):
+        return self._results_of(self.impls(hook), hook, expected, kwargs, passthrough)
+
+    def _results_of(
+        self,
+        impls: list[pluggy.HookImpl],
+        hook: str,
+        expected: type[T],
+        kwargs: dict[str, Any],
+        passthrough: tuple[type[Exception], ...] = (),
+    ) -> Iterator[tuple[str, T]]:
+        for impl in impls:
             try:
                 result = _call(impl, kwargs)
             except passthrough:
                 raise
             except Exception as ex:
-                raise PluginError(impl.plugin_name, hook, f"raised {ex!r}") from ex
+                raise self.fault(PluginError(impl.plugin_name, hook, f"raised {ex!r}")) from ex
             if result is None:
                 continue
             if not isinstance(result, expected):
-                raise PluginError(
-                    impl.plugin_name,
-                    hook,
-                    f"returned {type(result).__name__} {result!r}; expected "
-                    f"{_type_name(expected)} or None",
+                raise self.fault(
+                    PluginError(
+                        impl.plugin_name,
+                        hook,
+                        f"returned {type(result).__name__} {_short(result)}; expected "
+                        f"{_type_name(expected)} or None",
+                    )
                 )
             yield impl.plugin_name, result
 
@@ -121,6 +154,20 @@ class RunHooks:
     def collect(self, hook: str, expected: type[T], **kwargs: Any) -> list[tuple[str, T]]:
         """Every non-``None`` result of ``hook`` with the name of the plugin that gave it."""
         return list(self._results(hook, expected, kwargs))
+
+    def collect_each(
+        self, hook: str, expected: type[T], **kwargs: Any
+    ) -> list[tuple[str, T | PluginError]]:
+        """Like ``collect``, but one implementation's fault does not lose the others' results:
+        it stands in the list, in its plugin's place, as the ``PluginError`` (reported to the
+        run as well)."""
+        found: list[tuple[str, T | PluginError]] = []
+        for impl in self.impls(hook):
+            try:
+                found.extend(self._results_of([impl], hook, expected, kwargs))
+            except PluginError as ex:
+                found.append((impl.plugin_name, ex))
+        return found
 
     def observe(self, hook: str, **kwargs: Any) -> None:
         """Call every implementation of ``hook``; a failure is logged with the plugin's name."""
@@ -166,8 +213,10 @@ class RunHooks:
             return "notify"
         if mode == "poll":
             return "poll"
-        raise PluginError(
-            plugin, "swarm_delivery_mode", f"returned {mode!r}; expected 'notify' or 'poll'"
+        raise self.fault(
+            PluginError(
+                plugin, "swarm_delivery_mode", f"returned {mode!r}; expected 'notify' or 'poll'"
+            )
         )
 
     def admit_record(self, view: SwarmView, record: Record) -> Rejection | None:
@@ -204,9 +253,9 @@ class RunHooks:
         """``swarm_member_instructions``: (plugin name, paragraph) pairs."""
         return self.collect("swarm_member_instructions", str, view=view, member=member)
 
-    def extra_metrics(self, view: SwarmView) -> list[tuple[str, dict[str, Any]]]:
-        """``swarm_extra_metrics``: (plugin name, mapping) pairs."""
-        return self.collect("swarm_extra_metrics", dict, view=view)
+    def extra_metrics(self, view: SwarmView) -> list[tuple[str, dict[str, Any] | PluginError]]:
+        """``swarm_extra_metrics``: (plugin name, mapping or the plugin's fault) pairs."""
+        return self.collect_each("swarm_extra_metrics", dict, view=view)
 
     # -- observers -----------------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from swarm import _inspect_hooks  # noqa: F401  (registers the model-call hooks)
 from swarm._agent import swarm
 from swarm._worker import worker
 from swarm.demo import calculator_worker, swarm_demo
-from swarm.testing._scripted import ScriptedModelAPI  # noqa: F401  (registers swarm/scripted)
+from swarm.testing import _scripted  # noqa: F401  (registers swarm/scripted)
 
 PACKAGE = "swarm"
 

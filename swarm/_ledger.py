@@ -83,9 +83,9 @@ def ledger_record(
         total_calls.add(counts)
     delta_by_model = accounts.sample_delta()
     delta = usage_sum(delta_by_model.values())
-    swarm_usage = accounts.swarm.usage
-    unattributed = usage_minus(delta, swarm_usage).model_copy()
-    cost_gap = (delta.total_cost or 0.0) - accounts.swarm.cost
+    swarm = accounts.swarm
+    unattributed = usage_minus(delta, swarm.usage).model_copy()
+    cost_gap = (delta.total_cost or 0.0) - swarm.cost
     unattributed.total_cost = 0.0 if math.isclose(cost_gap, 0.0, abs_tol=1e-12) else cost_gap
     # the sample's delta covers every model the swarm's calls used (the runtime's included)
     unpriced_models = Accounts.unpriced_models(delta_by_model)
@@ -97,9 +97,8 @@ def ledger_record(
         and total_calls.errored == 0
         and total_calls.no_usage == 0
         and total_calls.unpriced == 0
-        and accounts.swarm.unpriced == 0
+        and swarm.unpriced == 0
         and not unpriced_models
-        and not compaction
     )
     scale = max(float(delta.total_tokens), 1.0)
     attribution_complete = (
@@ -130,9 +129,9 @@ def ledger_record(
         ],
         "runtime": accounts.runtime.record(),
         "final": accounts.final.record(),
-        "swarm": accounts.swarm.record(),
+        "swarm": swarm.record(),
         "calls": total_calls.record(),
-        "unpriced_calls_recorded": accounts.swarm.unpriced,
+        "unpriced_calls_recorded": swarm.unpriced,
         "sample_delta": usage_dict(delta),
         "unattributed": usage_dict(unattributed),
         "unpriced_models": unpriced_models,

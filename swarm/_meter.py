@@ -53,29 +53,42 @@ def usage_minus(a: ModelUsage, b: ModelUsage) -> ModelUsage:
 
 
 class Meter:
-    """A running total: usage, priced cost, and how many calls had usage but no price."""
+    """A running total: usage, priced cost, and how many calls had usage but no price.
 
-    __slots__ = ("cost", "suspended_cost", "unpriced", "usage")
+    ``usage`` holds the calls made with token metering on; ``suspended_cost`` the cost of calls
+    made while Inspect's token metering was suspended (approval calls), whose tokens no meter
+    holds.  ``cost`` is both together.
+    """
+
+    __slots__ = ("suspended_cost", "unpriced", "usage")
 
     def __init__(self) -> None:
         self.usage = ModelUsage()
-        self.cost = 0.0
         self.suspended_cost = 0.0
         self.unpriced = 0
+
+    @property
+    def cost(self) -> float:
+        """Priced cost in dollars: the metered usage's and the suspended calls'."""
+        return (self.usage.total_cost or 0.0) + self.suspended_cost
 
     def add(self, usage: ModelUsage) -> None:
         """Add one completed call's usage."""
         self.usage = self.usage + usage
         if usage.total_cost is None:
             self.unpriced += 1
+
+    def add_suspended(self, usage: ModelUsage) -> None:
+        """Add a call made while token metering was suspended: its cost only."""
+        if usage.total_cost is None:
+            self.unpriced += 1
         else:
-            self.cost += usage.total_cost
+            self.suspended_cost += usage.total_cost
 
     def merge(self, others: Iterable[Meter]) -> None:
         """Add other meters into this one."""
         for other in others:
             self.usage = self.usage + other.usage
-            self.cost += other.cost
             self.suspended_cost += other.suspended_cost
             self.unpriced += other.unpriced
 

@@ -20,6 +20,7 @@ import pluggy
 from inspect_ai.agent import AgentState
 from inspect_ai.log import transcript
 from inspect_ai.model import ChatMessage, ChatMessageUser, ModelOutput, ModelUsage
+from inspect_ai.tool import ToolDef
 from inspect_ai.util import (
     LimitExceededError,
     apply_limits,
@@ -30,7 +31,6 @@ from inspect_ai.util import (
     turn_limit,
 )
 from inspect_ai.util._limit import Limit
-from inspect_ai.util._span import current_span_id
 from shortuuid import uuid as shortuuid
 
 from swarm import hookspecs
@@ -42,13 +42,14 @@ from swarm._defaults import KernelDefaults
 from swarm._finish import write_records
 from swarm._gate import check, resolve_verifier
 from swarm._hooks import RunHooks
+from swarm._inspect_private import UsageTap, current_span_id, token_metering_suspended
 from swarm._limits import SwarmLimitError, SwarmStopped
 from swarm._manager import PluginCatalog
 from swarm._pricing import check_prices
 from swarm._roster import RosterEntry, build_agent, expand_roster
 from swarm._topology import PluginSpec, SwarmSpec
 from swarm._waits import Waits
-from swarm.errors import PluginError, SwarmError
+from swarm.errors import MemberErrors, PluginError, SwarmError
 from swarm.records import (
     INFO_SOURCE,
     TOPOLOGY_REASONS,
@@ -79,6 +80,7 @@ class RunMember:
         "ended",
         "entry",
         "error",
+        "exception",
         "first_pass_time",
         "gate_checks",
         "gate_passes",
@@ -88,6 +90,7 @@ class RunMember:
         "started",
         "state",
         "status",
+        "tap",
         "verified",
         "view",
     )
@@ -100,6 +103,7 @@ class RunMember:
         self.started: float | None = None
         self.ended: float | None = None
         self.error: str | None = None
+        self.exception: BaseException | None = None
         self.gate_checks = 0
         self.gate_passes = 0
         self.first_pass_time: float | None = None
@@ -108,6 +112,7 @@ class RunMember:
         self.agent_state: AgentState | None = None
         self.delivery: Delivery | None = None
         self.span_id = f"swarm-member-{shortuuid()}"
+        self.tap: UsageTap | None = None
         self.view = self._make_view()
 
     def _make_view(self) -> MemberView:
@@ -173,6 +178,13 @@ def _leaves(ex: BaseException) -> list[BaseException]:
     return [ex]
 
 
+def _log_others(ex: BaseException, failure: BaseException) -> None:
+    """Log what else ended the run besides the failure that becomes the sample's error."""
+    for leaf in _leaves(ex):
+        if leaf is not failure and not isinstance(leaf, anyio.get_cancelled_exc_class()):
+            logger.error("swarm: also raised while the run failed: %r", leaf)
+
+
 class SwarmRun:
     """The state of one swarm on one sample.  Built and run by the ``swarm`` agent."""
 
@@ -193,7 +205,10 @@ class SwarmRun:
         self.bus = Bus(self, self.channel_objects)
         self.waits = Waits(self, self.bus) if self.bus.max_wait is not None else None
         self.pm = self._build_manager()
-        self.hooks = RunHooks(self.pm)
+        self.hooks = RunHooks(self.pm, on_fault=self._fail)
+        # what failed the run from inside (a plugin's fault, a member's error under
+        # on_member_error="fail"): the first one is the sample's error
+        self.failure: SwarmError | None = None
         self.verifier = resolve_verifier(getattr(self.controller, "verifier", None))
         idle = getattr(self.controller, "idle_seconds", None)
         self.idle_seconds: float | None = None if idle is None else float(idle)
@@ -201,6 +216,8 @@ class SwarmRun:
         self._watchers: list[anyio.CancelScope] = []
         self._own_loops: dict[str, str] = {}
         self._tools: dict[bool, list[Any]] = {}
+        # the name a model calls each channel tool by -> its channel (to count malformed calls)
+        self.tool_channels: dict[str, str] = {}
         self.continue_wired: set[str] = set()
         self.accounts = Accounts(spec.budget)
         for m in self.members:
@@ -278,10 +295,16 @@ class SwarmRun:
         return self._own_loops.get(member)
 
     def has_channel_tools(self) -> bool:
-        """Whether some channel gives members tools (besides ``swarm_wait``)."""
+        """Whether some channel gives members tools (besides ``swarm_wait``).
+
+        A channel whose hook fails here has already failed the run; it counts as none.
+        """
         if not self.members:
             return False
-        found = self.hooks.member_tools(self.view(), self.members[0].view, False)
+        try:
+            found = self.hooks.member_tools(self.view(), self.members[0].view, False)
+        except PluginError:
+            return False
         return any(tools for _, tools in found)
 
     def member_tools(self, member: str, *, nested: bool) -> list[Any]:
@@ -294,6 +317,11 @@ class SwarmRun:
             found = self.hooks.member_tools(self.view(), self.member_view(member), nested)
             found.sort(key=lambda pair: order.get(pair[0], len(order)))
             tools = [t for _, ts in found for t in ts]
+            for plugin, ts in found:
+                kind, _, channel = plugin.partition(":")
+                if kind == "channel":
+                    for t in ts:
+                        self.tool_channels[ToolDef(t).name] = channel
             if self.waits is not None:
                 tools.append(swarm_wait())
             self._tools[nested] = tools
@@ -328,7 +356,6 @@ class SwarmRun:
         run_token = _RUN.set(self)
         try:
             self.accounts.begin(limits, [m.info.name for m in self.members])
-            self.grace = effective_grace(self.spec.budget, limits)
             specs = [m.entry.spec for m in self.members]
             check_prices(specs, all_members=self.accounts.caps.cost is not None)
             async with anyio.create_task_group() as tg:
@@ -342,16 +369,45 @@ class SwarmRun:
                 self._apply(self.hooks.start(view), "swarm_start")
                 if self._running == 0 and not self.stopping:
                     self._stop("all_done")
+            if self.failure is not None:  # the run cancelled itself for it
+                raise self.failure
         except BaseException as ex:
             self.interrupted = True
-            self.ended_by = _ended_by(ex, limits)
-            raise
+            if self.failure is None:
+                self.ended_by = _ended_by(ex, limits)
+                raise
+            _log_others(ex, self.failure)
+            self.failure.__suppress_context__ = True
+            raise self.failure  # noqa: B904  (its own cause is kept; the group is logged)
         finally:
             self._tg = None
             self.wall_clock = self.now()
             write_records(self, state)  # synchronous: cancellation cannot interrupt it
             _RUN.reset(run_token)
+        if self.failure is not None:  # a plugin's fault while the records were written
+            raise self.failure
+        self._raise_if_every_member_errored()
         return state
+
+    def _fail(self, error: SwarmError) -> None:
+        """End the run as failed: ``error`` becomes the sample's error once the records are
+        written (the first failure wins; later ones are logged)."""
+        if self.failure is None:
+            self.failure = error
+        elif error is not self.failure:
+            logger.error("swarm: a further failure while the run was failing: %s", error)
+        if self._tg is not None:
+            self._tg.cancel_scope.cancel()
+
+    def _raise_if_every_member_errored(self) -> None:
+        started = [m for m in self.members if m.started is not None]
+        if not started or any(m.status != "errored" for m in started):
+            return
+        error = MemberErrors(
+            {m.info.name: m.error or "unknown error" for m in started},
+            "every member of the swarm errored",
+        )
+        raise error from started[0].exception
 
     def _apply(self, decided: tuple[str, Decision] | None, hook: str) -> None:
         if decided is None:
@@ -361,16 +417,20 @@ class SwarmRun:
             m = self.by_name.get(name)
             if m is None or m.state != "pending":
                 why = "is not in the roster" if m is None else f"is {m.state}, not pending"
-                raise PluginError(plugin, hook, f"asked to start member {name!r}, which {why}")
+                raise self.hooks.fault(
+                    PluginError(plugin, hook, f"asked to start member {name!r}, which {why}")
+                )
             if not self.stopping:
                 self._start(m)
         if decision.answer is not None:
             m = self.by_name.get(decision.answer)
             if m is None or m.status != "submitted":
-                raise PluginError(
-                    plugin,
-                    hook,
-                    f"chose member {decision.answer!r} as the answer, but it has not submitted",
+                raise self.hooks.fault(
+                    PluginError(
+                        plugin,
+                        hook,
+                        f"chose member {decision.answer!r} as the answer, but it has not submitted",
+                    )
                 )
             self._chosen = Answer(member=m.info.name, mode="controller", reason=decision.reason)
             self.refresh_answer()
@@ -420,17 +480,44 @@ class SwarmRun:
 
     async def _run_member(self, m: RunMember) -> None:
         status: str | None = None
+        interrupted = False
         member_token = _MEMBER.set(m.info)
+        tap = m.tap = UsageTap()
         try:
-            with anyio.CancelScope() as scope:
+            with tap, anyio.CancelScope() as scope:
                 m.scope = scope
                 status = await self._run_agent(m)
             if scope.cancelled_caught:
                 status = "cancelled"
+        except BaseException as ex:
+            # the run is ending under this member: a sample limit its own call tripped, a
+            # plugin's fault, or a cancellation from outside the swarm
+            interrupted = True
+            status = self._interrupted_status(m, ex)
+            raise
         finally:
             _MEMBER.reset(member_token)
-            outside = status is None  # cancelled from outside the swarm, or a sample limit
-            self._member_ended(m, status or "cancelled", decide=not outside)
+            # Inspect's record of what the member spent: a call that tripped a sample limit
+            # and a native compaction are in it though no hook saw them
+            self.accounts.sync(m.info.name, tap.usage)
+            self._member_ended(m, status or "cancelled", decide=not interrupted)
+
+    def _interrupted_status(self, m: RunMember, ex: BaseException) -> str:
+        """A member whose own call tripped a sample limit ``errored`` (its call completed and
+        is metered); any other member the run ended under is ``cancelled``."""
+        for leaf in _leaves(ex):
+            if isinstance(leaf, LimitExceededError) and not isinstance(leaf, SwarmLimitError):
+                self._member_error(m, leaf)
+                return "errored"
+        return "cancelled"
+
+    def _member_error(self, m: RunMember, ex: BaseException) -> None:
+        m.error = repr(ex)
+        m.exception = ex
+        logger.warning("swarm member %r errored: %s", m.info.name, m.error)
+        transcript().info(
+            {"type": "member_error", "member": m.info.name, "error": m.error}, source=INFO_SOURCE
+        )
 
     async def _run_agent(self, m: RunMember) -> str:
         messages: list[ChatMessage] = [msg.model_copy() for msg in self.input_messages]
@@ -473,6 +560,8 @@ class SwarmRun:
 
     def _classify(self, m: RunMember, ex: Exception) -> str:
         leaves = _leaves(ex)
+        if any(isinstance(leaf, PluginError) for leaf in leaves):
+            raise ex  # a plugin's fault fails the run; it is never the member's error
         ours = [leaf for leaf in leaves if isinstance(leaf, SwarmLimitError)]
         if ours and len(ours) == len(leaves):
             # a cap, share or own limit outranks a stop that other members caused
@@ -482,11 +571,14 @@ class SwarmRun:
             if all(leaf.type == "custom" and leaf.source is None for leaf in limits):
                 return "member_limit:custom"
             raise ex  # a sample limit: it ends the whole sample, as Inspect means it to
-        m.error = repr(ex if len(leaves) > 1 else leaves[0])
-        logger.warning("swarm member %r errored: %s", m.info.name, m.error)
-        transcript().info(
-            {"type": "member_error", "member": m.info.name, "error": m.error}, source=INFO_SOURCE
-        )
+        self._member_error(m, ex if len(leaves) > 1 else leaves[0])
+        if self.spec.on_member_error == "fail":
+            failure = MemberErrors(
+                {m.info.name: m.error or repr(ex)},
+                f"member {m.info.name!r} errored (the swarm runs with on_member_error='fail')",
+            )
+            failure.__cause__ = ex
+            self._fail(failure)
         return "errored"
 
     def _member_ended(self, m: RunMember, status: str, *, decide: bool = True) -> None:
@@ -499,7 +591,7 @@ class SwarmRun:
         event = MemberEnded(
             member=m.info.name, status=status, submitted=status == "submitted", time=m.ended
         )
-        if decide and not self.stopping and self._tg is not None:
+        if decide and not self.stopping and self._tg is not None and self.failure is None:
             if status == "submitted":
                 submitted = MemberSubmitted(member=m.info.name, time=m.ended, verified=m.verified)
                 self._apply(self.hooks.on_submission(self.view(), submitted), "swarm_on_submission")
@@ -520,15 +612,19 @@ class SwarmRun:
     def record_usage(self, member: str | None, usage: ModelUsage) -> None:
         """Meter a completed call made in this run; raise the limit error it must end with."""
         self.activity()
-        error = self.accounts.record(member, usage)
+        m = self.by_name.get(member) if member is not None else None
+        error = self.accounts.record(
+            member,
+            usage,
+            metered=None if m is None or m.tap is None else m.tap.usage,
+            suspended=token_metering_suspended(),
+        )
         if error is None:
             return
-        if error.status == "swarm_cap":
-            if self.stopping:
-                # a call in flight when the swarm stopped: it completes (its usage is
-                # metered as overshoot); the member's next call is refused as "stopped"
-                return
+        if error.status == "swarm_cap" and not self.stopping:
             self._stop("swarm_cap")
+        # raised into the call, so the output's tool calls do not run: a call in flight that
+        # completes past the cap after the stop began ends its member with swarm_cap too
         raise error
 
     async def _time_cap(self, seconds: float) -> None:
@@ -567,6 +663,8 @@ class SwarmRun:
             return
         self.stopping = True
         self.stop_reason = reason
+        # half of what the sample has left now, so the stop ends before the sample's time limit
+        self.grace = effective_grace(self.spec.budget, sample_limits())
         self.bus.close()
         if self.waits is not None:
             self.waits.stopping()
@@ -598,10 +696,12 @@ class SwarmRun:
         else:
             m = self.by_name.get(answer.member)
             if m is None or m.status != "submitted":
-                raise PluginError(
-                    decided[0] if decided else "<controller>",
-                    "swarm_choose_answer",
-                    f"chose member {answer.member!r}, which has not submitted",
+                raise self.hooks.fault(
+                    PluginError(
+                        decided[0] if decided else "<controller>",
+                        "swarm_choose_answer",
+                        f"chose member {answer.member!r}, which has not submitted",
+                    )
                 )
         self.answer = answer
         chosen = self.by_name.get(answer.member) if answer.member else None

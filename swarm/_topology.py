@@ -11,7 +11,7 @@ import inspect
 import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 import yaml
@@ -24,7 +24,7 @@ from swarm.errors import ConfigError
 __all__ = ["PluginSpec", "SwarmSpec", "channel", "controller", "load_topology", "swarm_spec"]
 
 _MEMBER_KEYS = {"agent", "factory", "args", "name", "role", "count", "limits", "delivery"}
-_TOPOLOGY_KEYS = {"members", "controller", "channels", "budget"}
+_TOPOLOGY_KEYS = {"members", "controller", "channels", "budget", "on_member_error"}
 
 
 @attrs.frozen(kw_only=True)
@@ -53,6 +53,7 @@ class SwarmSpec:
     controller: PluginSpec
     channels: tuple[PluginSpec, ...]
     budget: Budget
+    on_member_error: Literal["continue", "fail"] = "continue"
 
 
 def load_topology(path: str | Path) -> dict[str, Any]:
@@ -178,6 +179,7 @@ def swarm_spec(
     controller: object = None,
     channels: object = None,
     budget: object = None,
+    on_member_error: object = None,
     config: str | Path | Mapping[str, Any] | None = None,
 ) -> SwarmSpec:
     """Check every part of a topology and return it as a ``SwarmSpec``.
@@ -185,7 +187,13 @@ def swarm_spec(
     Values from ``config`` (a file path or mapping) are used for parameters not given directly;
     giving one both ways is an error.
     """
-    given = {"members": members, "controller": controller, "channels": channels, "budget": budget}
+    given = {
+        "members": members,
+        "controller": controller,
+        "channels": channels,
+        "budget": budget,
+        "on_member_error": on_member_error,
+    }
     if config is not None:
         data = load_topology(config) if isinstance(config, str | Path) else dict(config)
         for key, value in data.items():
@@ -215,9 +223,18 @@ def swarm_spec(
         raise ConfigError(f"budget: expected Budget(...) or a mapping, got {budget_value!r}")
     members = _members(given["members"])
     expand_roster(members)  # names are checked now, before any sample runs
+    mode = given["on_member_error"]
+    if mode is None:
+        mode = "continue"
+    if mode != "continue" and mode != "fail":
+        raise ConfigError(
+            f"on_member_error: expected 'continue' (a member's error ends only that member) or "
+            f"'fail' (it fails the sample), got {mode!r}"
+        )
     return SwarmSpec(
         members=members,
         controller=check_plugin(catalog, "controller", ctrl, "controller"),
         channels=tuple(chans),
         budget=budget_from(budget_value),
+        on_member_error=mode,
     )

@@ -7,7 +7,9 @@ misbehaved, in the style of pluggy's ``PluginValidationError``.  ``UsageError`` 
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "PluginError", "SwarmError", "UsageError"]
+from collections.abc import Mapping
+
+__all__ = ["ConfigError", "MemberErrors", "PluginError", "SwarmError", "UsageError"]
 
 
 class SwarmError(Exception):
@@ -41,3 +43,23 @@ class PluginError(SwarmError):
 
 class UsageError(SwarmError):
     """The command line was used wrongly."""
+
+
+class MemberErrors(SwarmError):
+    """Members' own errors failed the sample.
+
+    Raised, after the swarm's records are written, when every member that started ended
+    ``errored``, or at the first member error when the swarm runs with
+    ``on_member_error="fail"``.  As a sample error it lets Inspect's ``--retry-on-error`` and
+    ``--fail-on-error`` apply.
+
+    Args:
+        errors: each failed member's name and its error (``repr`` of the exception).
+        why: what made the errors fail the sample.
+    """
+
+    def __init__(self, errors: Mapping[str, str], why: str) -> None:
+        self.errors = dict(errors)
+        listing = "; ".join(f"{name}: {error}" for name, error in self.errors.items())
+        self.message = f"{why}: {listing}"
+        super().__init__(self.message)

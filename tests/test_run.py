@@ -109,11 +109,17 @@ def test_member_that_raises_ends_errored_alone(log_dir: Path) -> None:
     assert sample.error is None
 
 
-def test_no_submission_gives_empty_output(log_dir: Path) -> None:
+def test_every_member_errored_is_a_sample_error_with_their_errors(log_dir: Path) -> None:
     model = scripted_model({"*": [fail("nothing works")]})
-    sample = only_sample(
-        run_eval(swarm(members=member(worker, count=2)), model=model, log_dir=log_dir)
+    log = run_eval(swarm(members=member(worker, count=2)), model=model, log_dir=log_dir)
+    assert log.status == "error"
+    [sample] = log.samples or []
+    assert sample.error is not None
+    assert sample.error.message == (
+        "every member of the swarm errored: worker-1: ScriptedModelError('nothing works'); "
+        "worker-2: ScriptedModelError('nothing works')"
     )
+    # the records were written before the sample failed: the swarm itself ended normally
     record = result(sample)
     assert record["final"] == {
         "mode": None,
@@ -121,6 +127,25 @@ def test_no_submission_gives_empty_output(log_dir: Path) -> None:
         "reason": "no_submissions",
         "provisional": False,
     }
+    assert record["stop_reason"] == "all_done"
+    assert statuses(sample) == {"worker-1": "errored", "worker-2": "errored"}
+    assert sample.store["inspect_swarm:ledger"]["interrupted"] is False
+    assert "inspect_swarm:metrics" in sample.store
+
+
+def test_no_submission_gives_empty_output(log_dir: Path) -> None:
+    # one member errors, the other reaches its turn limit: no answer, and no sample error
+    model = scripted_model({"worker-1": [fail("nothing works")], "worker-2": loop(5, 0)})
+    solver = swarm(members=member(worker, count=2, limits={"turn": 1}))
+    sample = only_sample(run_eval(solver, model=model, log_dir=log_dir))
+    record = result(sample)
+    assert record["final"] == {
+        "mode": None,
+        "member": None,
+        "reason": "no_submissions",
+        "provisional": False,
+    }
+    assert statuses(sample) == {"worker-1": "errored", "worker-2": "member_limit:turn"}
     assert sample.output.completion == ""
     assert record["stop_reason"] == "all_done"
 

@@ -1,0 +1,79 @@
+"""Every use of Inspect's private API, in one place.
+
+Each function here reads something Inspect keeps but does not export.
+``tests/test_inspect_private.py`` calls every one of them, so an Inspect release that moves one
+fails loudly in that test rather than quietly in a run.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from inspect_ai.model import ModelUsage
+from inspect_ai.util import token_limit
+
+__all__ = [
+    "UsageTap",
+    "current_agent_span_id",
+    "current_span_id",
+    "sample_model_usage",
+    "token_metering_suspended",
+]
+
+
+def sample_model_usage() -> dict[str, ModelUsage]:
+    """The running sample's usage per model, copied (no public reader inside a sample)."""
+    from inspect_ai.model._model import sample_model_usage as usage
+
+    return {k: copy.copy(v) for k, v in usage().items()}
+
+
+def token_metering_suspended() -> bool:
+    """Whether the calling task is inside ``suspend_token_limit()`` (approval calls...)."""
+    from inspect_ai.util._limit import token_limit_tree
+
+    return bool(token_limit_tree.is_suspended())
+
+
+def current_agent_span_id() -> str | None:
+    """The id of the innermost agent span of the calling task."""
+    from inspect_ai.util._span import current_agent_span_id as span_id
+
+    return span_id()
+
+
+def current_span_id() -> str | None:
+    """The id of the innermost span of the calling task."""
+    from inspect_ai.util._span import current_span_id as span_id
+
+    return span_id()
+
+
+class UsageTap:
+    """Inspect's own record of everything a block of code spends, opened around one member.
+
+    An unlimited ``token_limit(None)`` node: Inspect records every completed call's usage into the
+    nodes of the calling task's limit tree *before* it checks any limit and whether or not it calls
+    the usage hooks, so the node also holds a call that tripped a sample limit and a native
+    compaction.  Calls made under ``suspend_token_limit()`` are not recorded (by design: they are
+    the approval calls the ledger leaves unattributed).
+    """
+
+    __slots__ = ("_node",)
+
+    def __init__(self) -> None:
+        self._node: Any = token_limit(None)
+
+    def __enter__(self) -> UsageTap:
+        self._node.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._node.__exit__(*exc)
+
+    @property
+    def usage(self) -> ModelUsage:
+        """Everything recorded so far (a value: Inspect replaces, never mutates, the total)."""
+        usage: ModelUsage = self._node._usage
+        return usage

@@ -1,0 +1,53 @@
+"""Every private Inspect API swarm-eval relies on still exists and still means what we read it
+as.  A new Inspect release that moves one fails here, loudly, instead of inside a run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inspect_ai import Task, eval
+from inspect_ai.dataset import Sample
+from inspect_ai.model import ModelOutput, ModelUsage, get_model
+from inspect_ai.solver import Generate, TaskState, solver
+from inspect_ai.util import span, suspend_token_limit
+
+from swarm import _inspect_private as private
+from swarm.testing import scripted_model
+
+
+def test_each_private_reader_works_inside_a_sample() -> None:
+    seen: dict[str, Any] = {}
+
+    @solver
+    def probe() -> Any:
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            model = get_model()
+            with private.UsageTap() as tap:
+                out: ModelOutput = await model.generate("hi")
+            seen["tap"] = tap.usage
+            seen["call"] = out.usage
+            seen["sample"] = private.sample_model_usage()
+            seen["suspended_outside"] = private.token_metering_suspended()
+            with suspend_token_limit():
+                seen["suspended_inside"] = private.token_metering_suspended()
+            async with span("outer", type="agent"):
+                seen["agent_span"] = private.current_agent_span_id()
+                seen["span"] = private.current_span_id()
+            return state
+
+        return solve
+
+    log = eval(
+        Task(dataset=[Sample(input="x")], solver=probe()),
+        model=scripted_model(),
+        display="none",
+        log_dir=None,
+    )[0]
+    assert log.status == "success", log.error
+    call_usage: ModelUsage = seen["call"]
+    assert seen["tap"].total_tokens == call_usage.total_tokens > 0
+    [(model, usage)] = seen["sample"].items()
+    assert model == "swarm/scripted" and usage.total_tokens == call_usage.total_tokens
+    assert seen["suspended_outside"] is False
+    assert seen["suspended_inside"] is True
+    assert isinstance(seen["agent_span"], str) and seen["agent_span"] == seen["span"]
