@@ -103,14 +103,14 @@ def _directory(fixture: str | os.PathLike[str]) -> Path:
     names = fixture_names()
     if isinstance(fixture, str) and fixture in names:
         return FIXTURES_DIR / fixture
-    path = Path(fixture)
+    path = Path(fixture).resolve()
     if path.is_dir():
         if not (path / MANIFEST).is_file():
             raise ConfigError(
                 f"{path / MANIFEST}: missing; a fixture directory holds {MANIFEST}, {TASK} "
                 f"and {SHARDS}/"
             )
-        return path.resolve()
+        return path
     raise ConfigError(
         f"fixture {os.fspath(fixture)!r}: neither a shipped fixture ({', '.join(names)}) "
         "nor a directory"
