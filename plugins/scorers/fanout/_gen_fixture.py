@@ -6,6 +6,8 @@ with ``load_fixture``, never through these classes.
 
 from __future__ import annotations
 
+from pathlib import PurePath
+
 import attrs
 
 __all__ = ["ARTIFACT", "GeneratedFixture", "GeneratedShard", "render_task"]
@@ -26,7 +28,7 @@ class GeneratedShard:
     @property
     def stem(self) -> str:
         """The file name without its extension (``events-01``)."""
-        return self.file.rsplit(".", 1)[0]
+        return PurePath(self.file).stem
 
     @property
     def worker(self) -> str:
