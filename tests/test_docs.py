@@ -107,6 +107,15 @@ EXPECTED: dict[str, list[str]] = {
         "carol  {'records': 1, 'record_bytes': 2, 'rejections': {'one_vote': 1}, 'reads': 0, "
         "'listings': 0, 'notices': 1}",
     ],
+    "fanout_fixture.py": [
+        "shipped: csv-metrics, json-events",
+        "csv-metrics: 8 shards, artifact combined-index.md",
+        "  metrics-01.csv (worker-metrics-01): What is the maximum value of the cpu column? -> 96",
+        "my-metrics: metrics-01.csv now expects 99",
+        "refused: my-metrics/task.txt: shards[0]: the prompt has no line '- shards/metrics-01.csv: "
+        "What is the minimum value of the cpu column?'; it must list every shard with its "
+        "question as in the manifest",
+    ],
     "read_metrics.py": [
         '  "steps_to_answer": 3,',
         "notify_unwired: ['unwired']",
@@ -115,6 +124,9 @@ EXPECTED: dict[str, list[str]] = {
         "gate checks: 2 passes: 1",
     ],
 }
+
+# Examples that run no eval, so write no log.
+NO_LOG = {"fanout_fixture.py"}
 
 PAGES = sorted(DOCS.glob("*.md"))
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
@@ -158,7 +170,8 @@ def test_example_runs(name: str, tmp_path: Path) -> None:
     lines = [line.rstrip() for line in done.stdout.splitlines()]
     for expected in EXPECTED[name]:
         assert expected in lines, f"{name} did not print {expected!r}\n{_explain(done)}"
-    assert list((tmp_path / "logs").glob("*.eval")), "the example wrote no log in INSPECT_LOG_DIR"
+    if name not in NO_LOG:
+        assert list((tmp_path / "logs").glob("*.eval")), "the example wrote no log"
 
 
 def test_plugin_test_example_passes(tmp_path: Path) -> None:
