@@ -40,7 +40,8 @@ def _subclasses(cls: type) -> list[type]:
 
 
 def native_compaction_classes() -> list[str]:
-    """Loaded model API classes that compact conversations natively (which logs no usage)."""
+    """Loaded model API classes that compact conversations natively (which logs no model event;
+    their usage is metered from Inspect's own record all the same)."""
     base = ModelAPI.compact
     names = {
         f"{c.__module__}.{c.__qualname__}"

@@ -12,9 +12,13 @@ A plugin is a module or an object with functions named like these hooks, marked 
   implementation; a plugin installed in the environment is called before it (mark it
   ``trylast`` to defer to the controller, ``tryfirst`` to come before everything).
   An implementation that raises, or returns the wrong type, fails the run with a
-  ``PluginError`` naming the plugin and the hook.
+  ``PluginError`` naming the plugin and the hook: the swarm stops, running members are cancelled
+  (never recorded as errored: the fault is the plugin's), all three records are written, and
+  then the sample fails with the error.
 - **Collector** hooks call every implementation and gather what is not ``None``; the order of
-  results is unspecified unless a hook says otherwise.
+  results is unspecified unless a hook says otherwise.  A failing implementation fails the run
+  like a decision hook's (its part of the metrics, for ``swarm_extra_metrics``, holds the
+  error instead).
 - **Observer** hooks call every implementation for its side effects.  One that raises is logged
   with its plugin's name and the run goes on.
 
