@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from inspect_ai.log import EvalLog, EvalSample
-from inspect_ai.util import store
 
 from swarm import (
     PluginCatalog,
@@ -243,52 +242,69 @@ def test_channel_calls_inspect_refuses_are_counted_invalid(log_dir: Path) -> Non
     assert comm["records"] == 0
 
 
+SURROGATE_RUN = """
+import json, sys
+from inspect_ai.util import store
+from swarm import PluginCatalog, get_plugin_manager, hookimpl, member, swarm, swarm_tools
+from swarm import swarm_on_continue
+from swarm.testing import call, run_eval, scripted_model, submit
+from inspect_ai.agent import react
+
+RECORDS = ("inspect_swarm:result", "inspect_swarm:ledger", "inspect_swarm:metrics")
+kept = {}
+
 class Keeper:
-    """Reads the three records back from the store as the run ends (a log with a lone surrogate
-    in a model's tool call cannot be written by Inspect, so the test cannot read them there)."""
-
-    def __init__(self) -> None:
-        self.records: dict[str, Any] = {}
-        self.board: list[str] = []
-
     @hookimpl
-    def swarm_run_ended(self, view: Any, result: Any) -> None:
+    def swarm_run_ended(self, view, result):
         for key in RECORDS:
-            self.records[key] = store().get(key)
+            kept[key] = store().get(key)
+
+pm, sources = get_plugin_manager(load_entrypoints=False)
+pm.register(Keeper(), name="keeper")
+bad = "a\\ud800b"
+model = scripted_model({"*": [
+    call("shared_memory", command="append", path="/shared_memory/a.md", append_text=bad),
+    call("shared_memory", command="create", path="/shared_memory/b\\udfff.md", file_text="x"),
+    call("shared_memory", command="view", path="/shared_memory"),
+    submit("42"),
+]})
+agent = react(tools=[swarm_tools()], on_continue=swarm_on_continue())
+solver = swarm(members=member(agent), channels=["shared_memory"], plugins=PluginCatalog(pm, sources))
+log = run_eval(solver, model=model, log_dir=sys.argv[1])
+valid = {}
+for key in RECORDS:
+    text = json.dumps(kept[key], ensure_ascii=False, allow_nan=False)
+    try:
+        text.encode("utf-8")
+        valid[key] = True
+    except UnicodeEncodeError:
+        valid[key] = False
+print(json.dumps({"status": log.status, "error": str(log.error), "valid": valid,
+                  "metrics": kept["inspect_swarm:metrics"]}))
+"""
 
 
 def test_a_lone_surrogate_is_refused_at_the_bus_and_never_recorded(log_dir: Path) -> None:
-    keeper = Keeper()
-    catalog = catalog_with(keeper=keeper)
-    bad = "a\ud800b"
-    model = scripted_model(
-        {
-            "*": [
-                call(
-                    "shared_memory", command="append", path="/shared_memory/a.md", append_text=bad
-                ),
-                call(
-                    "shared_memory",
-                    command="create",
-                    path="/shared_memory/b\udfff.md",
-                    file_text="x",
-                ),
-                call("shared_memory", command="view", path="/shared_memory"),
-                submit("42"),
-            ]
-        }
+    # run in its own process: the model's tool call holds a lone surrogate, which neither
+    # Inspect's log writer nor pytest-xdist's reports can carry
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", SURROGATE_RUN, str(log_dir)],
+        capture_output=True,
+        text=True,
+        errors="backslashreplace",
+        timeout=120,
     )
-    solver = swarm(members=member(shm_worker), channels=["shared_memory"], plugins=catalog)
-    log = run_eval(solver, model=model, log_dir=log_dir)
+    assert done.returncode == 0, done.stderr[-2000:]
+    outcome = json.loads(done.stdout.strip().splitlines()[-1])
     # Inspect itself cannot write a log holding the model's own tool call (a plain Inspect
-    # tool fails the same way): the records the swarm wrote are valid all the same
-    assert log.status == "error"
-    assert "surrogates not allowed" in str(log.error)
-    for key in RECORDS:
-        text = json.dumps(keeper.records[key], ensure_ascii=False, allow_nan=False)
-        text.encode("utf-8")  # no lone surrogate anywhere in our records
-    metrics = keeper.records["inspect_swarm:metrics"]
-    comm = metrics["members"][0]["comm"]["shared_memory"]
+    # tool fails the same way); the records the swarm wrote are valid all the same
+    assert outcome["status"] == "error"
+    assert "surrogates not allowed" in outcome["error"]
+    assert outcome["valid"] == dict.fromkeys(RECORDS, True)
+    comm = outcome["metrics"]["members"][0]["comm"]["shared_memory"]
     assert comm["rejections"] == {"invalid": 2}
     assert comm["records"] == 0
     assert comm["listings"] == 1

@@ -10,12 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from inspect_ai.agent import Agent, agent, react
+from inspect_ai.agent import Agent, AgentState, agent
 from inspect_ai.event import ModelEvent, SpanBeginEvent, ToolEvent
 from inspect_ai.log import EvalSample
 from inspect_ai.model import (
     ChatMessage,
-    CompactionNative,
     GenerateConfig,
     ModelCost,
     ModelInfo,
@@ -29,7 +28,7 @@ from inspect_ai.tool import ToolInfo
 from swarm import Budget, controller, member, swarm
 from swarm.testing import ScriptedModelAPI, Step, pause, run_eval, scripted_model, submit
 
-from helpers import noop, result, statuses, worker
+from helpers import result, statuses, worker
 
 PRICE = ModelCost(input=1.0, output=2.0, input_cache_write=1.0, input_cache_read=0.1)
 
@@ -211,7 +210,7 @@ def compacting_api() -> type[ScriptedModelAPI]:
             config: GenerateConfig,
             instructions: str | None = None,
         ) -> tuple[list[ChatMessage], ModelUsage | None]:
-            return messages[-2:], COMPACTION_USAGE.model_copy()
+            return messages, COMPACTION_USAGE.model_copy()
 
     return CompactingAPI
 
@@ -221,26 +220,40 @@ modelapi(name="compacting")(compacting_api)
 
 @agent
 def compacting_worker() -> Agent:
-    return react(tools=[noop()], compaction=CompactionNative(threshold=150))
+    """A member that calls the model, compacts its conversation natively once (Inspect's public
+    ``Model.compact()``, as react's compaction does), and calls the model again."""
+
+    async def execute(state: AgentState) -> AgentState:
+        model = get_model()
+        for compact in (True, False):
+            state.output = await model.generate(state.messages)
+            state.messages.append(state.output.message)
+            if compact:
+                state.messages, _ = await model.compact(state.messages, tools=[])
+        return state
+
+    return execute
 
 
 def test_native_compaction_is_metered_to_the_member_that_compacted(log_dir: Path) -> None:
-    model = get_model("compacting/model", memoize=False)
     solver = swarm(
-        members=[member(compacting_worker, name="compactor"), member(worker, name="plain")],
+        members=[
+            member(compacting_worker, name="compactor", count=4),
+            member(worker, name="plain", count=4),
+        ],
         controller=controller("leaderless", stop_on_submission=False),
     )
     try:
-        log = run_eval(solver, model=model, log_dir=log_dir)
+        log = run_eval(solver, model=get_model("compacting/model", memoize=False), log_dir=log_dir)
     finally:
         gc.collect()
     [sample] = log.samples or []
-    compactions = [e for e in sample.events if e.event == "compaction"]
-    assert compactions, "the scripted conversation should have been compacted"
     logged = logged_usage(sample)
     metered = metered_tokens(sample)
-    assert metered["plain"] == logged["plain"].total_tokens
-    assert metered["compactor"] == logged["compactor"].total_tokens + 150 * len(compactions)
+    for name, usage in logged.items():
+        compactions = 1 if name.startswith("compactor") else 0
+        assert metered[name] == usage.total_tokens + 150 * compactions, name
     ledger = ledger_of(sample)
     assert ledger["swarm"]["usage"]["total_tokens"] == sample_tokens(sample)
     assert ledger["unattributed"]["total_tokens"] == 0
+    assert any(c.endswith("CompactingAPI") for c in ledger["native_compaction_classes"])
