@@ -12,10 +12,14 @@ import attrs
 from inspect_ai.agent import Agent, is_agent
 from inspect_ai.util import registry_create, registry_info
 
+from swarm._checks import number_problem
 from swarm.errors import ConfigError
 from swarm.records import Delivery, MemberInfo, MemberLimits
 
 __all__ = ["MemberSpec", "RosterEntry", "build_agent", "expand_roster", "member"]
+
+MAX_MEMBERS = 10_000
+"""The most members a swarm may have (every member is a task of the sample)."""
 
 RESERVED_NAMES = frozenset({"init", "solvers", "scorers"})
 """Span names Inspect reads as sample phases; a member called so would break its timeline."""
@@ -84,7 +88,7 @@ def member(
         name: the member's name; defaults to the agent's name.  With ``count > 1`` the members
             are ``name-1`` ... ``name-k``.
         role: free text shown to the member in its preamble and to controllers (a string).
-        count: how many copies (needs a factory when more than one).
+        count: how many copies, 1 to 10,000 (needs a factory when more than one).
         limits: the member's own limits (token, cost, turn, message, time): ``MemberLimits``
             or a mapping of its fields.
         delivery: ``"notify"`` or ``"poll"`` (``None``: the run decides, by default notify).
@@ -123,18 +127,18 @@ def checked_member(
         raise ConfigError(
             f"{where}.args: expected a mapping of factory argument names to values, got {args!r}"
         )
-    if isinstance(count, float) and count.is_integer():
-        count = int(count)
-    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
-        raise ConfigError(f"{where}.count: expected a whole number >= 1, got {count!r}")
-    if factory is None and (args or count > 1):
+    problem = number_problem(count, whole=True, low=1, high=MAX_MEMBERS)
+    if problem is not None:
+        raise ConfigError(f"{where}.count: {problem}")
+    copies = int(cast(float, count))  # a whole number in range, checked above
+    if factory is None and (args or copies > 1):
         field, what = ("args", "args are for") if args else ("count", "several copies need")
         raise ConfigError(
             f"{where}.{field}: {what} an @agent factory (pass `react`, not `react()`), so "
             "that every copy gets its own agent; this agent is already built"
         )
     if name is not None:
-        _check_name(name, f"{where}.name")
+        name = _check_name(name, f"{where}.name")
     if role is not None and not isinstance(role, str):
         raise ConfigError(f"{where}.role: expected text (a string) or null, got {role!r}")
     if delivery not in (None, "notify", "poll"):
@@ -150,9 +154,9 @@ def checked_member(
         args=dict(args),
         name=name,
         role=role,
-        count=count,
+        count=copies,
         limits=limits,
-        delivery=delivery,  # type: ignore[arg-type]  # checked above
+        delivery=delivery,  # narrowed by the check above
     )
     if factory is not None:
         _check_args(factory, spec, where)
@@ -189,7 +193,7 @@ def _lookup_factory(name: str, field: str) -> Callable[..., Agent]:
     return cast(Callable[..., Agent], found)
 
 
-def _check_name(name: str, field: str) -> None:
+def _check_name(name: object, field: str) -> str:
     if not isinstance(name, str) or not name:
         raise ConfigError(f"{field}: a member name must be a non-empty string, got {name!r}")
     if not _NAME.fullmatch(name):
@@ -202,6 +206,7 @@ def _check_name(name: str, field: str) -> None:
             f"{field}: {name!r} is reserved by Inspect (init, solvers and scorers name sample "
             "phases)"
         )
+    return name
 
 
 @attrs.frozen(kw_only=True)
@@ -221,6 +226,9 @@ def expand_roster(specs: Sequence[MemberSpec]) -> list[RosterEntry]:
     """
     if not specs:
         raise ConfigError("members: a swarm needs at least one member")
+    total = sum(s.count for s in specs)
+    if total > MAX_MEMBERS:
+        raise ConfigError(f"members: {total:,} members in all; a swarm has at most {MAX_MEMBERS:,}")
     default_uses = Counter(s.default_name for s in specs if s.name is None for _ in range(s.count))
     numbered: Counter[str] = Counter()
     entries: list[RosterEntry] = []

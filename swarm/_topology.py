@@ -121,8 +121,19 @@ def _members(value: object) -> tuple[MemberSpec, ...]:
     specs: list[MemberSpec] = []
     for i, item in enumerate(items):
         where = f"members[{i}]"
-        if isinstance(item, MemberSpec):
-            specs.append(item)
+        if isinstance(item, MemberSpec):  # member() checked it; MemberSpec(...) did not
+            specs.append(
+                checked_member(
+                    item.agent,
+                    item.args,
+                    name=item.name,
+                    role=item.role,
+                    count=item.count,
+                    limits=item.limits,
+                    delivery=item.delivery,
+                    where=where,
+                )
+            )
         elif isinstance(item, Mapping):
             specs.append(_member_from_mapping(item, where))
         elif isinstance(item, str) or callable(item):
@@ -260,10 +271,16 @@ def swarm_spec(
     if budget_value is not None and not isinstance(budget_value, Budget | Mapping):
         raise ConfigError(f"budget: expected Budget(...) or a mapping, got {budget_value!r}")
     members = _members(given["members"])
-    expand_roster(members)  # names are checked now, before any sample runs
+    roster = expand_roster(members)  # names are checked now, before any sample runs
+    budget = budget_from(budget_value)
+    if isinstance(budget.split, tuple) and len(budget.split) != len(roster):
+        raise ConfigError(
+            f"budget.split: {len(budget.split)} weight(s) for {len(roster)} member(s); give one "
+            "weight per member, in roster order"
+        )
     return SwarmSpec(
         members=members,
         controller=check_plugin(catalog, "controller", ctrl, "controller"),
         channels=tuple(chans),
-        budget=budget_from(budget_value),
+        budget=budget,
     )

@@ -100,7 +100,9 @@ def _describe(ex: BaseException, path: str) -> list[str]:
     if isinstance(ex, cattrs.ForbiddenExtraKeysError):
         extra = ", ".join(sorted(repr(k) for k in ex.extra_fields))
         known = ", ".join(f.name for f in attrs.fields(ex.cl)) if attrs.has(ex.cl) else ""
-        return [f"{path}: unknown key(s) {extra}" + (f"; expected some of {known}" if known else "")]
+        return [
+            f"{path}: unknown key(s) {extra}" + (f"; expected some of {known}" if known else "")
+        ]
     return [f"{path}: {format_exception(ex, None)}"]
 
 

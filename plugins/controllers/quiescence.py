@@ -52,9 +52,7 @@ def quiescence(idle_seconds: float = 60.0, final: FinalRule = "first") -> Quiesc
             f"quiescence.idle_seconds: expected a number of seconds, got {idle_seconds!r}"
         )
     if not math.isfinite(idle_seconds) or idle_seconds <= 0:
-        raise ConfigError(
-            f"quiescence.idle_seconds: must be finite and > 0, got {idle_seconds!r}"
-        )
+        raise ConfigError(f"quiescence.idle_seconds: must be finite and > 0, got {idle_seconds!r}")
     if final not in ("first", "last"):
         raise ConfigError(f"quiescence.final: expected 'first' or 'last', got {final!r}")
     return Quiescence(float(idle_seconds), final)
