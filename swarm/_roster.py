@@ -16,7 +16,15 @@ from swarm._checks import number_problem
 from swarm.errors import ConfigError
 from swarm.records import Delivery, MemberInfo, MemberLimits
 
-__all__ = ["MemberSpec", "RosterEntry", "build_agent", "expand_roster", "member"]
+__all__ = [
+    "MAX_MEMBERS",
+    "MemberSpec",
+    "RosterEntry",
+    "build_agent",
+    "checked_member",
+    "expand_roster",
+    "member",
+]
 
 MAX_MEMBERS = 10_000
 """The most members a swarm may have (every member is a task of the sample)."""
