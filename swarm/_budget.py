@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 import attrs
 
+from swarm._checks import FieldError, as_float, as_whole, number_field, number_problem
 from swarm.errors import ConfigError
 
 __all__ = ["Budget", "Split", "budget_from"]
@@ -15,40 +16,9 @@ __all__ = ["Budget", "Split", "budget_from"]
 Split = Literal["pool", "equal"] | tuple[float, ...]
 
 
-def _positive_or_none(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ConfigError(f"budget.{attribute.name}: expected a finite number, got {value!r}")
-    if value <= 0:
-        raise ConfigError(f"budget.{attribute.name}: must be > 0, got {value!r}")
-    if attribute.name == "tokens" and not isinstance(value, int):
-        raise ConfigError(f"budget.tokens: expected a whole number of tokens, got {value!r}")
-
-
 def _check_reserve(_: object, __: attrs.Attribute[Any], value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1:
-        raise ConfigError(f"budget.reserve: expected a fraction in [0, 1), got {value!r}")
-
-
-def _check_grace(_: object, __: attrs.Attribute[Any], value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
-        raise ConfigError(f"budget.grace: expected seconds >= 0, got {value!r}")
-
-
-def _to_float(value: Any) -> Any:
-    """Numbers as floats (dollars, seconds); anything else is left for the validator to
-    refuse with the field's name."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return value
-    return float(value)
-
-
-def _to_int(value: Any) -> Any:
-    """Whole-number floats as ints (token counts); anything else is left for the validator."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
+    if number_problem(value) is not None or not 0 <= value < 1:
+        raise FieldError("budget", "reserve", f"expected a fraction in [0, 1), got {value!r}")
 
 
 def _convert_split(value: object) -> object:
@@ -66,6 +36,8 @@ def _check_split(_: object, __: attrs.Attribute[Any], value: Any) -> None:
                 raise ConfigError(f"budget.split[{i}]: expected a number, got {w!r}")
             if not math.isfinite(w) or w <= 0:
                 raise ConfigError(f"budget.split[{i}]: weights must be finite and > 0, got {w!r}")
+        if not math.isfinite(sum(value)):
+            raise ConfigError("budget.split: the weights add up to more than a float can hold")
         return
     raise ConfigError(f"budget.split: expected 'pool', 'equal' or a list of weights, got {value!r}")
 
@@ -73,6 +45,9 @@ def _check_split(_: object, __: attrs.Attribute[Any], value: Any) -> None:
 @attrs.frozen(kw_only=True)
 class Budget:
     """The swarm's budget.
+
+    Every number must be finite (NaN and infinity are refused) and booleans are not numbers; a
+    bad value raises ``ConfigError`` naming the field (``budget.grace: ...``).
 
     Args:
         cost: cost cap in dollars; ``None`` derives it from the sample's cost limit.
@@ -84,12 +59,28 @@ class Budget:
             (clipped to half the sample's remaining time).
     """
 
-    cost: float | None = attrs.field(default=None, converter=_to_float, validator=_positive_or_none)
-    tokens: int | None = attrs.field(default=None, converter=_to_int, validator=_positive_or_none)
-    time: float | None = attrs.field(default=None, converter=_to_float, validator=_positive_or_none)
-    reserve: float = attrs.field(default=0.05, converter=_to_float, validator=_check_reserve)
+    cost: float | None = attrs.field(
+        default=None,
+        converter=as_float,
+        validator=number_field("budget", low=0, low_open=True, unit="dollars"),
+    )
+    tokens: int | None = attrs.field(
+        default=None,
+        converter=as_whole,
+        validator=number_field("budget", whole=True, low=0, low_open=True),
+    )
+    time: float | None = attrs.field(
+        default=None,
+        converter=as_float,
+        validator=number_field("budget", low=0, low_open=True, unit="seconds"),
+    )
+    reserve: float = attrs.field(default=0.05, converter=as_float, validator=_check_reserve)
     split: Split = attrs.field(default="pool", converter=_convert_split, validator=_check_split)
-    grace: float = attrs.field(default=120.0, converter=_to_float, validator=_check_grace)
+    grace: float = attrs.field(
+        default=120.0,
+        converter=as_float,
+        validator=number_field("budget", low=0, unit="seconds", optional=False),
+    )
 
 
 def budget_from(value: Budget | Mapping[str, Any] | None) -> Budget:
@@ -101,10 +92,10 @@ def budget_from(value: Budget | Mapping[str, Any] | None) -> Budget:
     if not isinstance(value, Mapping):
         raise ConfigError(f"budget: expected a mapping of Budget fields, got {value!r}")
     known = {f.name for f in attrs.fields(Budget)}
-    extra = sorted(set(value) - known)
+    extra = sorted(repr(k) for k in set(value) - known)
     if extra:
         raise ConfigError(
-            f"budget: unknown key(s) {', '.join(map(repr, extra))}; expected some of "
+            f"budget: unknown key(s) {', '.join(extra)}; expected some of "
             f"{', '.join(sorted(known))}"
         )
     return Budget(**value)

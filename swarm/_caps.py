@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Any
 
 import attrs
@@ -125,7 +126,9 @@ def shares(budget: Budget, caps: Caps, names: Sequence[str]) -> dict[str, Share]
     total = sum(weights)
     token_shares: list[int | None] = [None] * len(names)
     if caps.tokens is not None:
-        exact = [caps.tokens * w / total for w in weights]
+        # exact fractions: floats would overflow (10**30 * 1e308) or round huge caps
+        exact_total = sum(map(Fraction, weights))
+        exact = [caps.tokens * Fraction(w) / exact_total for w in weights]
         floors = [math.floor(x) for x in exact]
         left = caps.tokens - sum(floors)
         order = sorted(range(len(names)), key=lambda i: (-(exact[i] - floors[i]), i))
@@ -140,7 +143,7 @@ def shares(budget: Budget, caps: Caps, names: Sequence[str]) -> dict[str, Share]
         token_shares = list(floors)
     result: dict[str, Share] = {}
     for i, name in enumerate(names):
-        cost = None if caps.cost is None else caps.cost * weights[i] / total
+        cost = None if caps.cost is None else caps.cost * (weights[i] / total)
         result[name] = Share(cost=cost, tokens=token_shares[i])
     return result
 

@@ -11,12 +11,13 @@ nothing outside a swarm, so the same agent runs alone too::
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable
 from typing import Literal
 
 from inspect_ai.agent import AgentState
 from inspect_ai.model import ChatMessageUser
-from inspect_ai.tool import Tool, ToolSource, tool
+from inspect_ai.tool import Tool, ToolError, ToolSource, tool
 from inspect_ai.util._span import current_agent_span_id
 
 from swarm._context import _MEMBER, _RUN
@@ -62,6 +63,8 @@ def swarm_wait() -> Tool:
                 watch everything.
             timeout: the most seconds to wait (omit for the swarm's max_wait, the maximum).
         """
+        if not math.isfinite(timeout):  # JSON from a model may hold NaN or Infinity
+            raise ToolError(f"timeout must be a finite number of seconds, got {timeout!r}")
         run = _RUN.get()
         if run is None or run.waits is None:
             return "There is nothing to wait for outside a swarm."

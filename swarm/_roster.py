@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -11,10 +12,22 @@ import attrs
 from inspect_ai.agent import Agent, is_agent
 from inspect_ai.util import registry_create, registry_info
 
+from swarm._checks import number_problem
 from swarm.errors import ConfigError
 from swarm.records import Delivery, MemberInfo, MemberLimits
 
-__all__ = ["MemberSpec", "RosterEntry", "build_agent", "expand_roster", "member"]
+__all__ = [
+    "MAX_MEMBERS",
+    "MemberSpec",
+    "RosterEntry",
+    "build_agent",
+    "checked_member",
+    "expand_roster",
+    "member",
+]
+
+MAX_MEMBERS = 10_000
+"""The most members a swarm may have (every member is a task of the sample)."""
 
 RESERVED_NAMES = frozenset({"init", "solvers", "scorers"})
 """Span names Inspect reads as sample phases; a member called so would break its timeline."""
@@ -79,52 +92,102 @@ def member(
         agent: a built agent (``react(...)``), a registered ``@agent`` factory (``react``), or
             the registry name of one (``"react"``, ``"mypkg/worker"``).  A factory is called
             with ``args`` for every member of every sample, so copies share nothing.
-        args: keyword arguments for the factory.
+        args: keyword arguments for the factory, checked against its signature now.
         name: the member's name; defaults to the agent's name.  With ``count > 1`` the members
             are ``name-1`` ... ``name-k``.
-        role: free text shown to the member in its preamble and to controllers.
-        count: how many copies (needs a factory when more than one).
-        limits: the member's own limits (token, cost, turn, message, time).
+        role: free text shown to the member in its preamble and to controllers (a string).
+        count: how many copies, 1 to 10,000 (needs a factory when more than one).
+        limits: the member's own limits (token, cost, turn, message, time): ``MemberLimits``
+            or a mapping of its fields.
         delivery: ``"notify"`` or ``"poll"`` (``None``: the run decides, by default notify).
 
     Raises:
         ConfigError: for a bad value, naming the field.
     """
-    if isinstance(agent, str):
-        _lookup_factory(agent)
-    elif not callable(agent):
-        raise ConfigError(f"member.agent: expected an agent or @agent factory, got {agent!r}")
-    if args and not (isinstance(agent, str) or _is_factory(agent)):
-        raise ConfigError("member.args: args are for an @agent factory; this agent is built")
-    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
-        raise ConfigError(f"member.count: expected a whole number >= 1, got {count!r}")
-    if count > 1 and not (isinstance(agent, str) or _is_factory(agent)):
-        raise ConfigError(
-            "member.count: several copies need an @agent factory (pass `react`, not `react()`), "
-            "so that every copy gets its own agent"
-        )
-    if name is not None:
-        _check_name(name, "member.name")
-    if delivery not in (None, "notify", "poll"):
-        raise ConfigError(f"member.delivery: expected 'notify' or 'poll', got {delivery!r}")
-    if limits is None:
-        limits = MemberLimits()
-    elif isinstance(limits, Mapping):
-        from swarm.serialization import structure
-
-        limits = structure(dict(limits), MemberLimits, what="member.limits")
-    return MemberSpec(
-        agent=agent,
-        args=dict(args or {}),
-        name=name,
-        role=role,
-        count=count,
-        limits=limits,
-        delivery=delivery,
+    return checked_member(
+        agent, args, name=name, role=role, count=count, limits=limits, delivery=delivery
     )
 
 
-def _lookup_factory(name: str) -> Callable[..., Agent]:
+def checked_member(
+    agent: object,
+    args: object = None,
+    *,
+    name: object = None,
+    role: object = None,
+    count: object = 1,
+    limits: object = None,
+    delivery: object = None,
+    where: str = "member",
+) -> MemberSpec:
+    """``member()`` for values of any type (from a file or ``-S``), refusing bad ones with
+    messages whose field paths start at ``where`` (``members[2]``)."""
+    factory: Callable[..., Any] | None
+    if isinstance(agent, str):
+        factory = _lookup_factory(agent, f"{where}.agent")
+    elif not callable(agent):
+        raise ConfigError(f"{where}.agent: expected an agent or @agent factory, got {agent!r}")
+    else:
+        factory = agent if _is_factory(agent) else None
+    if args is None:
+        args = {}
+    if not isinstance(args, Mapping) or not all(isinstance(k, str) for k in args):
+        raise ConfigError(
+            f"{where}.args: expected a mapping of factory argument names to values, got {args!r}"
+        )
+    problem = number_problem(count, whole=True, low=1, high=MAX_MEMBERS)
+    if problem is not None:
+        raise ConfigError(f"{where}.count: {problem}")
+    copies = int(cast(float, count))  # a whole number in range, checked above
+    if factory is None and (args or copies > 1):
+        field, what = ("args", "args are for") if args else ("count", "several copies need")
+        raise ConfigError(
+            f"{where}.{field}: {what} an @agent factory (pass `react`, not `react()`), so "
+            "that every copy gets its own agent; this agent is already built"
+        )
+    if name is not None:
+        name = _check_name(name, f"{where}.name")
+    if role is not None and not isinstance(role, str):
+        raise ConfigError(f"{where}.role: expected text (a string) or null, got {role!r}")
+    if delivery not in (None, "notify", "poll"):
+        raise ConfigError(f"{where}.delivery: expected 'notify' or 'poll', got {delivery!r}")
+    if limits is None:
+        limits = MemberLimits()
+    elif not isinstance(limits, MemberLimits):
+        from swarm.serialization import structure
+
+        limits = structure(limits, MemberLimits, what=f"{where}.limits")
+    spec = MemberSpec(
+        agent=agent,
+        args=dict(args),
+        name=name,
+        role=role,
+        count=copies,
+        limits=limits,
+        delivery=delivery,  # narrowed by the check above
+    )
+    if factory is not None:
+        _check_args(factory, spec, where)
+    return spec
+
+
+def _check_args(factory: Callable[..., Any], spec: MemberSpec, where: str) -> None:
+    """Refuse ``args`` the factory's signature cannot take, before any sample runs."""
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return  # no signature to check (a builtin or C callable): the call will tell
+    try:
+        signature.bind(**dict(spec.args))
+    except TypeError as ex:
+        who = spec.name or spec.default_name
+        raise ConfigError(
+            f"{where}.args: member {who!r}: the @agent factory {spec.default_name!r} cannot "
+            f"be called with these arguments: {ex}"
+        ) from None
+
+
+def _lookup_factory(name: str, field: str) -> Callable[..., Agent]:
     # Inspect's public API can only build from a name (registry_create); checking that a name
     # exists without building uses the lookup `inspect eval --solver` itself relies on.
     from inspect_ai._util.registry import registry_lookup
@@ -132,13 +195,13 @@ def _lookup_factory(name: str) -> Callable[..., Agent]:
     found = registry_lookup("agent", name)
     if found is None:
         raise ConfigError(
-            f"member.agent: no @agent called {name!r} is registered with Inspect (give a "
+            f"{field}: no @agent called {name!r} is registered with Inspect (give a "
             "package-qualified name such as 'mypkg/worker', or import the module defining it)"
         )
     return cast(Callable[..., Agent], found)
 
 
-def _check_name(name: str, field: str) -> None:
+def _check_name(name: object, field: str) -> str:
     if not isinstance(name, str) or not name:
         raise ConfigError(f"{field}: a member name must be a non-empty string, got {name!r}")
     if not _NAME.fullmatch(name):
@@ -151,6 +214,7 @@ def _check_name(name: str, field: str) -> None:
             f"{field}: {name!r} is reserved by Inspect (init, solvers and scorers name sample "
             "phases)"
         )
+    return name
 
 
 @attrs.frozen(kw_only=True)
@@ -170,6 +234,9 @@ def expand_roster(specs: Sequence[MemberSpec]) -> list[RosterEntry]:
     """
     if not specs:
         raise ConfigError("members: a swarm needs at least one member")
+    total = sum(s.count for s in specs)
+    if total > MAX_MEMBERS:
+        raise ConfigError(f"members: {total:,} members in all; a swarm has at most {MAX_MEMBERS:,}")
     default_uses = Counter(s.default_name for s in specs if s.name is None for _ in range(s.count))
     numbered: Counter[str] = Counter()
     entries: list[RosterEntry] = []

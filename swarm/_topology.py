@@ -17,8 +17,10 @@ import attrs
 import yaml
 
 from swarm._budget import Budget, budget_from
+from swarm._checks import number_problem
+from swarm._gate import resolve_verifier
 from swarm._manager import Kind, PluginCatalog
-from swarm._roster import MemberSpec, expand_roster, member
+from swarm._roster import MemberSpec, checked_member, expand_roster
 from swarm.errors import ConfigError
 
 __all__ = ["PluginSpec", "SwarmSpec", "channel", "controller", "load_topology", "swarm_spec"]
@@ -95,21 +97,16 @@ def _member_from_mapping(data: Mapping[str, Any], where: str) -> MemberSpec:
     agents = [data[k] for k in ("agent", "factory") if k in data]
     if len(agents) != 1:
         raise ConfigError(f"{where}: give exactly one of 'agent' or 'factory' (an @agent name)")
-    args = data.get("args") or {}
-    if not isinstance(args, Mapping):
-        raise ConfigError(f"{where}.args: expected a mapping of factory arguments, got {args!r}")
-    try:
-        return member(
-            agents[0],
-            args,
-            name=data.get("name"),
-            role=data.get("role"),
-            count=data.get("count", 1),
-            limits=data.get("limits"),
-            delivery=data.get("delivery"),
-        )
-    except ConfigError as ex:
-        raise ConfigError(str(ex).replace("member.", f"{where}.")) from None
+    return checked_member(
+        agents[0],
+        data.get("args"),
+        name=data.get("name"),
+        role=data.get("role"),
+        count=data.get("count", 1),
+        limits=data.get("limits"),
+        delivery=data.get("delivery"),
+        where=where,
+    )
 
 
 def _members(value: object) -> tuple[MemberSpec, ...]:
@@ -125,12 +122,23 @@ def _members(value: object) -> tuple[MemberSpec, ...]:
     specs: list[MemberSpec] = []
     for i, item in enumerate(items):
         where = f"members[{i}]"
-        if isinstance(item, MemberSpec):
-            specs.append(item)
+        if isinstance(item, MemberSpec):  # member() checked it; MemberSpec(...) did not
+            specs.append(
+                checked_member(
+                    item.agent,
+                    item.args,
+                    name=item.name,
+                    role=item.role,
+                    count=item.count,
+                    limits=item.limits,
+                    delivery=item.delivery,
+                    where=where,
+                )
+            )
         elif isinstance(item, Mapping):
             specs.append(_member_from_mapping(item, where))
         elif isinstance(item, str) or callable(item):
-            specs.append(member(item))
+            specs.append(checked_member(item, where=where))
         else:
             raise ConfigError(f"{where}: expected member(...), an agent or a mapping, got {item!r}")
     if not specs:
@@ -147,12 +155,27 @@ def _plugin_spec(value: object, where: str) -> PluginSpec:
         if "name" not in value or not isinstance(value["name"], str):
             raise ConfigError(f"{where}.name: give the registered name, e.g. {{name: leaderless}}")
         params = {k: v for k, v in value.items() if k != "name"}
+        bad = [k for k in params if not isinstance(k, str)]
+        if bad:
+            raise ConfigError(f"{where}: parameter names must be strings, got {bad[0]!r}")
         return PluginSpec(name=value["name"], params=params)
-    raise ConfigError(f"{where}: expected a name, a mapping with 'name', or controller(...)")
+    helper = "channel(...)" if where.startswith("channels") else "controller(...)"
+    raise ConfigError(
+        f"{where}: expected a registered name, a mapping with 'name', or {helper}, got {value!r}"
+    )
 
 
 def check_plugin(catalog: PluginCatalog, kind: Kind, spec: PluginSpec, where: str) -> PluginSpec:
-    """Resolve ``spec`` in ``catalog`` and check its parameters against the factory."""
+    """Resolve ``spec`` in ``catalog`` and check its parameters against the factory.
+
+    The factory is called once here, so that a value it refuses fails before any sample runs,
+    and the attributes the runtime reads from what it builds (a channel's ``rate`` and
+    ``max_wait``, a controller's ``idle_seconds`` and ``verifier``) are checked too.
+    """
+    if not isinstance(spec.name, str):
+        raise ConfigError(f"{where}: expected a registered {kind} name, got {spec.name!r}")
+    if not isinstance(spec.params, Mapping) or not all(isinstance(k, str) for k in spec.params):
+        raise ConfigError(f"{where}: parameters must map names to values, got {spec.params!r}")
     try:
         reg = catalog.lookup(kind, spec.name)
     except ConfigError as ex:
@@ -163,13 +186,41 @@ def check_plugin(catalog: PluginCatalog, kind: Kind, spec: PluginSpec, where: st
         raise ConfigError(
             f"{where}: {kind} {reg.name!r} does not take these parameters: {ex}"
         ) from None
-    try:  # build it once now, so that bad values fail before any sample runs
-        reg.factory(**dict(spec.params))
+    try:
+        built = reg.factory(**dict(spec.params))
     except ConfigError as ex:
         raise ConfigError(f"{where}: {ex}") from None
     except Exception as ex:
         raise ConfigError(f"{where}: {kind} {reg.name!r} refused its parameters: {ex!r}") from ex
+    _check_runtime_attributes(built, f"{where}: {kind} {reg.name!r}")
     return PluginSpec(name=reg.name, params=spec.params)
+
+
+def _check_runtime_attributes(built: object, who: str) -> None:
+    """Refuse what a controller or channel object would hand the runtime that it cannot use:
+    a non-finite rate window, wait or idle time, or a verifier that names no scorer."""
+    rate = getattr(built, "rate", None)
+    if rate is not None:
+        ok = isinstance(rate, Sequence) and len(rate) == 2
+        if ok:
+            ok = number_problem(rate[0], whole=True, low=1) is None
+            ok = ok and number_problem(rate[1], low=0, low_open=True) is None
+        if not ok:
+            raise ConfigError(
+                f"{who} has rate {rate!r}: expected (count, seconds), a whole count >= 1 and a "
+                "finite number of seconds > 0"
+            )
+    for attribute in ("max_wait", "idle_seconds"):
+        value = getattr(built, attribute, None)
+        problem = None if value is None else number_problem(value, low=0, low_open=True)
+        if problem is not None:
+            raise ConfigError(f"{who} has {attribute} {value!r}: {problem}")
+    verifier = getattr(built, "verifier", None)
+    if verifier is not None:
+        try:
+            resolve_verifier(verifier)
+        except ConfigError as ex:
+            raise ConfigError(f"{who}: {ex}") from None
 
 
 def swarm_spec(
@@ -195,6 +246,10 @@ def swarm_spec(
         "on_member_error": on_member_error,
     }
     if config is not None:
+        if not isinstance(config, str | Path | Mapping):
+            raise ConfigError(
+                f"config: expected a topology file's path or a mapping, got {config!r}"
+            )
         data = load_topology(config) if isinstance(config, str | Path) else dict(config)
         for key, value in data.items():
             if key not in _TOPOLOGY_KEYS:
@@ -202,7 +257,9 @@ def swarm_spec(
             if given[key] is not None:
                 raise ConfigError(f"{key}: given both in config and as a parameter; give it once")
             given[key] = value
-    ctrl = _plugin_spec(given["controller"] or "leaderless", "controller")
+    # only an absent controller means the default: [], false, 0 or {} are mistakes
+    raw_controller = given["controller"]
+    ctrl = _plugin_spec("leaderless" if raw_controller is None else raw_controller, "controller")
     raw_channels = given["channels"]
     if raw_channels is None:
         raw_channels = []
@@ -222,7 +279,13 @@ def swarm_spec(
     if budget_value is not None and not isinstance(budget_value, Budget | Mapping):
         raise ConfigError(f"budget: expected Budget(...) or a mapping, got {budget_value!r}")
     members = _members(given["members"])
-    expand_roster(members)  # names are checked now, before any sample runs
+    roster = expand_roster(members)  # names are checked now, before any sample runs
+    budget = budget_from(budget_value)
+    if isinstance(budget.split, tuple) and len(budget.split) != len(roster):
+        raise ConfigError(
+            f"budget.split: {len(budget.split)} weight(s) for {len(roster)} member(s); give one "
+            "weight per member, in roster order"
+        )
     mode = given["on_member_error"]
     if mode is None:
         mode = "continue"
@@ -235,6 +298,6 @@ def swarm_spec(
         members=members,
         controller=check_plugin(catalog, "controller", ctrl, "controller"),
         channels=tuple(chans),
-        budget=budget_from(budget_value),
+        budget=budget,
         on_member_error=mode,
     )

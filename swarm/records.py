@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 import attrs
 
+from swarm._checks import as_float, as_whole, number_field
+
 __all__ = [
     "INFO_SOURCE",
     "STATUSES",
@@ -71,11 +73,7 @@ def member_status_is_valid(status: str) -> bool:
     return kind == "member_limit" and limit in MEMBER_LIMIT_TYPES
 
 
-def _non_negative(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if value is not None and isinstance(value, int | float) and value < 0:
-        from swarm.errors import ConfigError
-
-        raise ConfigError(f"member.limits.{attribute.name}: must be >= 0, got {value!r}")
+_LIMITS = "member.limits"
 
 
 @attrs.frozen(kw_only=True)
@@ -83,14 +81,30 @@ class MemberLimits:
     """A member's own limits (``None`` = no limit of that kind).
 
     ``turn`` counts top-level generations, ``message`` the member's conversation length, ``time``
-    is in seconds of wall clock, ``cost`` in dollars.
+    is in seconds of wall clock, ``cost`` in dollars.  Every limit is a finite number >= 0;
+    ``token``, ``turn`` and ``message`` are whole numbers (``2.0`` is read as ``2``, ``1.5`` is
+    refused).  A bad value raises ``ConfigError`` naming the field.
     """
 
-    token: int | None = attrs.field(default=None, validator=_non_negative)
-    cost: float | None = attrs.field(default=None, validator=_non_negative)
-    turn: int | None = attrs.field(default=None, validator=_non_negative)
-    message: int | None = attrs.field(default=None, validator=_non_negative)
-    time: float | None = attrs.field(default=None, validator=_non_negative)
+    token: int | None = attrs.field(
+        default=None, converter=as_whole, validator=number_field(_LIMITS, whole=True, low=0)
+    )
+    cost: float | None = attrs.field(
+        default=None,
+        converter=as_float,
+        validator=number_field(_LIMITS, low=0, unit="dollars"),
+    )
+    turn: int | None = attrs.field(
+        default=None, converter=as_whole, validator=number_field(_LIMITS, whole=True, low=0)
+    )
+    message: int | None = attrs.field(
+        default=None, converter=as_whole, validator=number_field(_LIMITS, whole=True, low=0)
+    )
+    time: float | None = attrs.field(
+        default=None,
+        converter=as_float,
+        validator=number_field(_LIMITS, low=0, unit="seconds"),
+    )
 
     def is_empty(self) -> bool:
         """True when no limit of any kind is set."""

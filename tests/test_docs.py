@@ -48,7 +48,7 @@ EXPECTED: dict[str, list[str]] = {
     "run_topology.py": [
         "topology.toml == topology.yaml: True",
         "answer: reviewer (last)",
-        "error: members[0].count: expected a whole number >= 1, got 0",
+        "error: members[0].count: expected a whole number in [1, 10000], got 0",
     ],
     "read_result.py": ['  "version": 1,', "result event == store: True"],
     "scripted_testing.py": ["total tokens: 590", "multiply results: ['42', '42']"],

@@ -8,6 +8,7 @@ control and the board's own bounds; members in notify mode get notices naming wh
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 from inspect_ai.tool import Tool, ToolError, tool
@@ -217,13 +218,15 @@ def _rate(value: object) -> tuple[int, float] | None:
         and isinstance(value[0], int)
         and not isinstance(value[0], bool)
         and isinstance(value[1], int | float)
+        and not isinstance(value[1], bool)
         and value[0] >= 1
+        and math.isfinite(value[1])
         and value[1] > 0
     ):
         return int(value[0]), float(value[1])
     raise ConfigError(
-        f"shared_memory.rate: expected [count, seconds] (count >= 1, seconds > 0) or null, "
-        f"got {value!r}"
+        f"shared_memory.rate: expected [count, seconds] (a whole count >= 1, finite seconds "
+        f"> 0) or null, got {value!r}"
     )
 
 
@@ -247,7 +250,7 @@ def shared_memory(
         max_wait: the longest ``swarm_wait`` and its default timeout, in seconds (1 to 3,600).
     """
     if isinstance(max_wait, bool) or not isinstance(max_wait, int | float):
-        raise ConfigError(f"shared_memory.max_wait: expected seconds, got {max_wait!r}")
+        raise ConfigError(f"shared_memory.max_wait: expected a number of seconds, got {max_wait!r}")
     if not 1 <= max_wait <= 3600:
         raise ConfigError(f"shared_memory.max_wait: must be in [1, 3600], got {max_wait!r}")
     board = Board(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from swarm import (
     Answer,
     ConfigError,
@@ -42,13 +44,15 @@ def quiescence(idle_seconds: float = 60.0, final: FinalRule = "first") -> Quiesc
     swarm whose members all end first stops ``all_done``.
 
     Args:
-        idle_seconds: seconds of inactivity that count as quiescence (> 0).
+        idle_seconds: seconds of inactivity that count as quiescence (finite, > 0).
         final: the answer: ``"first"`` or ``"last"`` submission.
     """
     if isinstance(idle_seconds, bool) or not isinstance(idle_seconds, int | float):
-        raise ConfigError(f"quiescence.idle_seconds: expected seconds, got {idle_seconds!r}")
-    if idle_seconds <= 0:
-        raise ConfigError(f"quiescence.idle_seconds: must be > 0, got {idle_seconds!r}")
+        raise ConfigError(
+            f"quiescence.idle_seconds: expected a number of seconds, got {idle_seconds!r}"
+        )
+    if not math.isfinite(idle_seconds) or idle_seconds <= 0:
+        raise ConfigError(f"quiescence.idle_seconds: must be finite and > 0, got {idle_seconds!r}")
     if final not in ("first", "last"):
         raise ConfigError(f"quiescence.final: expected 'first' or 'last', got {final!r}")
     return Quiescence(float(idle_seconds), final)
