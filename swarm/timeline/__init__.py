@@ -63,6 +63,15 @@ __all__ = [
 _FORMATS = {".html": "html", ".htm": "html", ".svg": "svg"}
 
 
+def _format(path: Path) -> str:
+    kind = _FORMATS.get(path.suffix.lower())
+    if kind is None:
+        raise TimelineError(
+            f"{path}: the output's suffix must be .html or .svg, not {path.suffix or 'none'!r}"
+        )
+    return kind
+
+
 @attrs.frozen
 class Timeline:
     """A drawable timeline: ``run`` is the model, the methods draw it."""
@@ -83,12 +92,7 @@ class Timeline:
     def save(self, path: str | Path) -> Path:
         """Write the timeline to ``path``: HTML or SVG, by its suffix (``.html``, ``.svg``)."""
         path = Path(path)
-        kind = _FORMATS.get(path.suffix.lower())
-        if kind is None:
-            raise TimelineError(
-                f"{path}: the output's suffix must be .html or .svg, not {path.suffix or 'none'!r}"
-            )
-        text = self.to_html() if kind == "html" else self.to_svg()
+        text = self.to_html() if _format(path) == "html" else self.to_svg()
         try:
             path.write_text(text, encoding="utf-8")
         except OSError as ex:
@@ -153,6 +157,8 @@ def write_timeline(
     Raises:
         TimelineError: as ``timeline()``, or the output has another suffix or cannot be written.
     """
+    if output is not None:
+        _format(Path(output))  # before reading the log
     found, task, count = _source.load_sample(log, sample, epoch)
     drawn = _drawn(found, task)
     path = drawn.save(output if output is not None else default_output(log, drawn.run))

@@ -43,7 +43,7 @@ def seconds(t: float | None) -> str:
 def _span(start: float, end: float) -> str:
     if end - start < 0.0005:
         return f"at {seconds(start)}"
-    return f"{seconds(start)} to {seconds(end)}"
+    return f"from {seconds(start)} to {seconds(end)}"
 
 
 def _cut(text: str, limit: int = 160) -> str:

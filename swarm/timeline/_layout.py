@@ -5,8 +5,9 @@ are compact (short rows, small type) past ``COMPACT_FROM`` lanes.  Marks of one 
 lane whose extents come within ``gap`` pixels of each other are drawn as one mark that says
 how many it holds, so a lane never has more marks of a kind than it has room for: the number
 of drawn marks is at most ``lanes x kinds x plot width / (min width + gap)``.  On top of
-that, when a drawing would hold more than ``MARK_BUDGET`` marks, the gap grows until it holds
-no more (or each lane has one mark per kind), which bounds the size of the file.
+that, when a drawing would hold more than ``MARK_BUDGET`` marks, marks that start in the same
+bin of a lane are merged too, with bins of 4, 8, 16... pixels, the smallest that brings the
+drawing within the budget (or one bin for the whole lane): that bounds the size of the file.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ __all__ = [
 COMPACT_FROM = 41
 """Lanes from which the timeline is drawn compact."""
 
-MARK_BUDGET = 12_000
+MARK_BUDGET = 16_000
 """The most marks a drawing holds before marks further apart are merged too."""
 
 LEGEND_HEIGHT = 64
@@ -55,6 +56,7 @@ class Geometry:
     lanes: int
     gap: float
     min_width: float
+    bin: float | None = None
 
     @property
     def point(self) -> float:
@@ -133,14 +135,16 @@ class Placed:
 def place(
     g: Geometry, kind: str, marks: Sequence[Mark], *, width: Callable[[Mark], float] | None = None
 ) -> list[Placed]:
-    """``marks`` of one kind on one lane, merged where they would overlap or touch."""
+    """``marks`` of one kind on one lane, merged where they would overlap or touch, and (with
+    ``g.bin``) where they start in the same bin of ``g.bin`` pixels."""
     placed: list[Placed] = []
     group: list[Mark] = []
     x0 = x1 = 0.0
     for mark in sorted(marks, key=lambda m: m.start):
         a = g.x(mark.start)
         b = max(g.x(mark.end), a + (width(mark) if width else g.min_width))
-        if group and a <= x1 + g.gap:
+        same_bin = g.bin is not None and (a - g.gutter) // g.bin == (x0 - g.gutter) // g.bin
+        if group and (a <= x1 + g.gap or same_bin):
             group.append(mark)
             x1 = max(x1, b)
             continue
@@ -176,6 +180,6 @@ def layout(run: RunTimeline, *, plot: int = 1000) -> tuple[Geometry, list[list[P
     g = geometry(run, plot=plot)
     while True:
         placed = [lane_marks(g, lane) for lane in run.lanes]
-        if sum(map(len, placed)) <= MARK_BUDGET or g.gap >= plot:
+        if sum(map(len, placed)) <= MARK_BUDGET or (g.bin or 0) >= plot:
             return g, placed
-        g = attrs.evolve(g, gap=g.gap * 2 + 1)
+        g = attrs.evolve(g, bin=2 * g.bin if g.bin else 4.0)
