@@ -282,6 +282,15 @@ def test_the_model_behind_the_picture(scenario: tuple[Path, EvalSample]) -> None
     assert waiter.waits[1].path == f"{BOARD}/a.md"
     assert [(w.record, w.rejected) for w in waiter.writes] == [("w-2", "unviewed")]
     assert run.lane("crasher").error == "ScriptedModelError('model API down')"
+    # Inspect records no end for a failed or cancelled call: it lasts until its loop goes on
+    # (here: the member's span ends, just before the member's recorded end)
+    for name, error in [("crasher", "ScriptedModelError"), ("waiter", "model call cancelled")]:
+        lane = run.lane(name)
+        last = lane.model_calls[-1]
+        assert error in (last.error or "") and not last.end_recorded
+        assert lane.ended is not None and lane.ended - 0.05 <= last.end <= lane.ended
+    assert run.lane("waiter").model_calls[-1].start < run.lane("writer").ended - 0.5
+    assert all(c.end_recorded for c in run.lane("writer").model_calls)
     assert run.stop == Stop(
         reason="submitted", time=run.lane("writer").ended or -1, basis="the first submission"
     )

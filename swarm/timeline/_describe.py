@@ -63,7 +63,8 @@ def _one(mark: Mark) -> str:
             what = "model call (cache)" if mark.cached else "model call"
             tokens = f", {mark.tokens} tokens" if mark.tokens is not None else ""
             error = f": error {_cut(mark.error)}" if mark.error else ""
-            return f"{what}{sub} {_span(mark.start, mark.end)}{tokens}{error}"
+            until = "" if mark.end_recorded else " (its end not recorded: until its loop went on)"
+            return f"{what}{sub} {_span(mark.start, mark.end)}{until}{tokens}{error}"
         case ToolCall():
             error = f": error {_cut(mark.error)}" if mark.error else ""
             return f"{mark.function}{sub} {_span(mark.start, mark.end)}{error}"

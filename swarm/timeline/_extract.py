@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+import attrs
 from inspect_ai.event import Event, InfoEvent, ModelEvent, SpanBeginEvent, ToolEvent
 from inspect_ai.log import EvalSample
 
@@ -144,6 +145,21 @@ class _Collected:
         self.waits: dict[str, list[Wait]] = {}
         self.notices: dict[str, dict[str, Notice]] = {}
         self.last: float = 0.0
+        # model calls with no recorded end, by the span they were made in: (member, index)
+        self.open: dict[str, list[tuple[str, int]]] = {}
+
+    def close(self, span: str | None, at: float) -> None:
+        """End the open model calls of ``span`` at ``at`` (the loop did something after them)."""
+        for name, i in self.open.pop(span or "", []):
+            call = self.model[name][i]
+            self.model[name][i] = attrs.evolve(call, end=max(call.start, at))
+
+    def close_all(self, ends: Mapping[str, float]) -> None:
+        """End the calls still open at their member's end."""
+        for span in list(self.open):
+            for name, i in self.open.pop(span):
+                call = self.model[name][i]
+                self.model[name][i] = attrs.evolve(call, end=max(call.start, ends[name]))
 
 
 def _end(event: ModelEvent | ToolEvent, start: float, since: Callable[[datetime], float]) -> float:
@@ -160,6 +176,9 @@ def _collect(
 
     found = _Collected()
     for event in events:
+        if found.open:
+            span = event.parent_id if isinstance(event, SpanBeginEvent) else event.span_id
+            found.close(span, since(event.timestamp))
         if isinstance(event, ModelEvent | ToolEvent):
             owner = spans.of(event)
             if owner is None:
@@ -170,7 +189,11 @@ def _collect(
             found.last = max(found.last, end)
             if isinstance(event, ModelEvent):
                 usage = event.output.usage if event.output is not None else None
-                found.model.setdefault(name, []).append(
+                calls = found.model.setdefault(name, [])
+                if event.completed is None and event.span_id is not None:
+                    # Inspect records no end for a failed or cancelled call
+                    found.open.setdefault(event.span_id, []).append((name, len(calls)))
+                calls.append(
                     ModelCall(
                         start=start,
                         end=end,
@@ -179,6 +202,7 @@ def _collect(
                         tokens=usage.total_tokens if usage is not None else None,
                         cached=event.cache == "read",
                         error=event.error,
+                        end_recorded=event.completed is not None,
                     )
                 )
             else:
@@ -340,6 +364,14 @@ def extract(sample: EvalSample, *, task: str | None = None) -> RunTimeline:
     final = record.get("final") or {}
     answer = final.get("member")
 
+    ended = [float(m["time"]) for m in members if m.get("time") is not None]
+    duration = max([wall, found.last, *ended, 0.0])
+    found.close_all(
+        {
+            n: float(m["time"]) if m.get("time") is not None else duration
+            for n, m in zip(names, members, strict=True)
+        }
+    )
     lanes = []
     for m in _ordered(members):
         name = m["name"]
@@ -363,8 +395,6 @@ def extract(sample: EvalSample, *, task: str | None = None) -> RunTimeline:
                 spawns=tuple(spawns.get(name, [])),
             )
         )
-    ended = [lane.ended for lane in lanes if lane.ended is not None]
-    duration = max([wall, found.last, *ended, 0.0])
     ledger = sample.store.get(LEDGER_KEY) or {}
     time_cap = (ledger.get("caps") or {}).get("time")
     first_passes = [m["first_pass_time"] for m in members if m.get("first_pass_time") is not None]

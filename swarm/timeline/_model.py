@@ -26,7 +26,11 @@ __all__ = [
 
 @attrs.frozen(kw_only=True)
 class ModelCall:
-    """One model call a member (or one of its subagents: ``nested``) made."""
+    """One model call a member (or one of its subagents: ``nested``) made.
+
+    Inspect records no end for a call that failed or was cancelled (``end_recorded`` false):
+    it is taken to last until its loop's next event, or its member's end.
+    """
 
     start: float
     end: float
@@ -35,6 +39,7 @@ class ModelCall:
     tokens: int | None = None
     cached: bool = False
     error: str | None = None
+    end_recorded: bool = True
 
 
 @attrs.frozen(kw_only=True)
