@@ -40,6 +40,7 @@ STYLE = """
 .stl .mark.tool{fill:#8250df}
 .stl .mark.err{fill:#cf222e}
 .stl .mark.nested{fill-opacity:.5}
+.stl .mark.open{fill-opacity:.35;stroke:#cf222e;stroke-width:.8;stroke-dasharray:3 2}
 .stl .mark.wait{fill:#d4a72c;fill-opacity:.28;stroke:#bf8700;stroke-width:1}
 .stl .mark.wait.o-stopping,.stl .mark.wait.o-cancelled{stroke:#cf222e}
 .stl .mark.write{fill:#1a7f37}
@@ -111,6 +112,8 @@ def _mark(p: Placed, g: Geometry, bar: float) -> str:
         classes.append("err")
     if all(getattr(m, "nested", False) for m in p.marks):
         classes.append("nested")
+    if any(not getattr(m, "end_recorded", True) for m in p.marks):
+        classes.append("open")
     if p.kind == "wait":
         outcomes = {getattr(m, "outcome", "") for m in p.marks}
         classes.extend(f"o-{o}" for o in sorted(outcomes) if o)
