@@ -613,6 +613,30 @@ def test_a_drawing_over_the_mark_budget_merges_by_bins() -> None:
         assert 10 <= len([e for e in g.iter() if "model" in classes(e)]) <= 30
 
 
+def test_an_interrupted_run_draws_running_and_pending_members() -> None:
+    from swarm.timeline import Timeline
+
+    run = RunTimeline(
+        sample_id="cut",
+        epoch=2,
+        duration=10.0,
+        lanes=(
+            Lane(name="busy", role=None, state="running", status=None, started=1.0, ended=None),
+            Lane(name="later", role=None, state="pending", status=None, started=None, ended=None),
+        ),
+    )
+    root = ET.fromstring(Timeline(run).to_svg())
+    busy, later = svg_lanes(root)
+    assert [child_text(busy, "status"), child_text(later, "status")] == ["running", "pending"]
+    (life,) = [e for e in busy.iter() if "life" in classes(e)]
+    # from its start to the run's end (x = gutter + plot * t / duration), with no end tick
+    assert (float(life.get("x", "0")), float(life.get("width", "0"))) == (230 + 100, 900)
+    assert not [e for e in busy.iter() if "end" in classes(e)]
+    assert not [e for e in later.iter() if {"life", "end"} & set(classes(e))]
+    assert not [e for e in root.iter() if e.get("class") == "stop"]
+    assert "no stop recorded · no answer" in (root.get("aria-label") or "")
+
+
 def test_few_members_are_not_compact(scenario: tuple[Path, EvalSample]) -> None:
     _, sample = scenario
     root = ET.fromstring(timeline(sample).to_svg())
