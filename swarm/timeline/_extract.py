@@ -35,12 +35,12 @@ from swarm.timeline._model import (
     ModelCall,
     Notice,
     RunTimeline,
-    Stop,
     ToolCall,
     Wait,
 )
+from swarm.timeline._stop import infer_stop
 
-__all__ = ["METRICS_KEY", "NoSwarmRecords", "extract", "has_swarm_records"]
+__all__ = ["METRICS_KEY", "NoSwarmRecords", "extract"]
 
 METRICS_KEY = "inspect_swarm:metrics"
 LEDGER_KEY = "inspect_swarm:ledger"
@@ -56,11 +56,6 @@ def _info(event: Event, kind: str) -> dict[str, Any] | None:
         if isinstance(data, dict) and data.get("type") == kind:
             return data
     return None
-
-
-def has_swarm_records(sample: EvalSample) -> bool:
-    """Whether a swarm ran in ``sample`` (it has a result record, in the store or as an event)."""
-    return RESULT_KEY in sample.store or any(_info(e, "result") for e in sample.events)
 
 
 def _result(sample: EvalSample) -> tuple[dict[str, Any], str | None]:
@@ -85,6 +80,7 @@ class _Spans:
         begins = [e for e in events if isinstance(e, SpanBeginEvent)]
         self.begin: dict[str, datetime] = {e.id: e.timestamp for e in begins}
         self.member_span: dict[str, str] = {}
+        claimed: set[str] = set()
         wanted = set(names)
         # a member's own span is opened in the swarm's span; a spawned member's may be deeper,
         # so members not found there take the first agent span with their name
@@ -94,10 +90,11 @@ class _Spans:
                     e.type == "agent"
                     and e.name in wanted
                     and e.name not in self.member_span
-                    and e.id not in self.member_span.values()
+                    and e.id not in claimed
                     and (not direct or root is None or e.parent_id == root)
                 ):
                     self.member_span[e.name] = e.id
+                    claimed.add(e.id)
         by_id = {span: name for name, span in self.member_span.items()}
         self.owner: dict[str, str] = {}
         self.nested: dict[str, bool] = {}
@@ -304,45 +301,6 @@ def _ordered(members: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     for m in members:  # a cycle of parents: still one lane each
         visit(m)
     return ordered
-
-
-def infer_stop(
-    reason: str | None,
-    lanes: Sequence[Lane],
-    first_passes: Sequence[float],
-    time_cap: float | None,
-    duration: float,
-) -> Stop | None:
-    """When the swarm stopped: the records give the reason but not the moment."""
-    if reason is None:
-        return None
-
-    def ends(status: str | None = None) -> list[float]:
-        return [
-            lane.ended
-            for lane in lanes
-            if lane.ended is not None and (status is None or lane.status == status)
-        ]
-
-    candidates: list[tuple[list[float], str, bool]] = [
-        (ends(), "the last member's end", reason == "all_done"),
-        (ends("submitted"), "the first submission", reason == "submitted"),
-        (list(first_passes), "the first verified submission", reason == "verified"),
-        ([time_cap] if time_cap is not None else [], "the time cap", reason == "swarm_time"),
-        (ends("swarm_cap"), "the call that reached the cap", reason == "swarm_cap"),
-    ]
-    for times, basis, applies in candidates:
-        if applies and times:
-            at = max(times) if reason == "all_done" else min(times)
-            return Stop(reason=reason, time=at, basis=basis)
-    released = [w.end for lane in lanes for w in lane.waits if w.outcome == "stopping"]
-    if released:
-        return Stop(reason=reason, time=min(released), basis="a wait the stop released")
-    if ends("stopped"):
-        return Stop(
-            reason=reason, time=min(ends("stopped")), basis="no later than: a call it refused"
-        )
-    return Stop(reason=reason, time=duration, basis="not recorded: drawn at the run's end")
 
 
 def extract(sample: EvalSample, *, task: str | None = None) -> RunTimeline:
