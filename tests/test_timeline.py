@@ -31,6 +31,7 @@ from swarm.timeline import (
     TimelineError,
     ToolCall,
     timeline,
+    write_timeline,
 )
 
 from helpers import noop, shm_worker
@@ -401,6 +402,31 @@ def test_cli_default_output_and_svg(
     )
     assert code == 0
     ET.parse(tmp_path / "t.svg")
+
+
+def test_cli_picks_sample_and_epoch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = scripted_model({"*": [call("noop", i=1), submit("42")]})
+    log = run_eval(
+        swarm(members=member(shm_worker, count=2)),
+        model=model,
+        log_dir=tmp_path / "logs",
+        samples=2,
+        epochs=2,
+        log_format="json",
+    )
+    path = Path(log.location)
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run_main(
+        monkeypatch, capsys, "timeline", str(path), "--sample", "2", "--epoch", "2"
+    )
+    name = f"{path.stem}-2-epoch2.html"
+    assert (code, out) == (0, f"wrote {name} (sample 2, epoch 2; the log has 2 samples)\n")
+    svg = embedded_svg((tmp_path / name).read_text(encoding="utf-8"))
+    assert "sample 2, epoch 2 · 2 members" in (svg.get("aria-label") or "")
+    written = write_timeline(path, tmp_path / "first.svg")
+    assert (written.sample, written.epoch, written.samples) == ("1", 1, 2)
 
 
 @pytest.fixture(scope="module")

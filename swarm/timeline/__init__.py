@@ -136,7 +136,8 @@ def timeline(
 
 @attrs.frozen(kw_only=True)
 class Written:
-    """What ``write_timeline`` wrote: the file, the sample drawn, and the log's sample count."""
+    """What ``write_timeline`` wrote: the file, the sample drawn, and how many samples (ids)
+    the log has."""
 
     path: Path
     sample: str

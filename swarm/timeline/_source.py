@@ -62,7 +62,7 @@ def load_sample(
     log: str | Path, sample: str | int | None = None, epoch: int | None = None
 ) -> tuple[EvalSample, str | None, int]:
     """Read one sample of the log at ``log``: the sample, the task's name, and how many
-    samples (counting epochs) the log has."""
+    samples (distinct ids) the log has."""
     path = Path(log)
     if not path.exists():
         raise TimelineError(f"no log file at {log}")
@@ -76,4 +76,5 @@ def load_sample(
     found = [(str(s.id), s.epoch) for s in summaries]
     wanted, chosen = choose(str(log), found, sample, epoch)
     original = next(s.id for s in summaries if str(s.id) == wanted)
-    return read_eval_log_sample(path, id=original, epoch=chosen), task, len(found)
+    samples = len({i for i, _ in found})
+    return read_eval_log_sample(path, id=original, epoch=chosen), task, samples
