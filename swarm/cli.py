@@ -1,4 +1,4 @@
-"""The ``swarm`` command: ``swarm plugins`` and ``swarm demo``."""
+"""The ``swarm`` command: ``swarm plugins``, ``swarm demo`` and ``swarm timeline``."""
 
 from __future__ import annotations
 
@@ -133,6 +133,25 @@ def demo(model: str, members: int, log_dir: str, stop_on_submission: bool) -> No
             "  records: inspect_swarm:result, inspect_swarm:ledger, inspect_swarm:metrics "
             "in the sample store"
         )
+
+
+@cli.command()
+@click.argument("log")
+@click.option("--sample", "sample_id", help="The sample's id (default: the log's first).")
+@click.option("--epoch", type=int, help="The sample's epoch (default: its first).")
+@click.option(
+    "-o", "--output", help="The file to write, .html or .svg [default: <log stem>-<sample>.html]."
+)
+def timeline(log: str, sample_id: str | None, epoch: int | None, output: str | None) -> None:
+    """Draw one sample's swarm as a timeline: a self-contained HTML page or an SVG file.
+
+    Example: swarm timeline logs/run.eval --sample 3 -o run.html
+    """
+    from swarm.timeline import write_timeline
+
+    written = write_timeline(log, output, sample=sample_id, epoch=epoch)
+    more = f"; the log has {written.samples} samples" if written.samples > 1 else ""
+    click.echo(f"wrote {written.path} (sample {written.sample}, epoch {written.epoch}{more})")
 
 
 def main() -> None:

@@ -116,6 +116,15 @@ EXPECTED: dict[str, list[str]] = {
         "What is the minimum value of the cpu column?'; it must list every shard with its "
         "question as in the manifest",
     ],
+    "timeline_demo.py": [
+        "writer   submitted  model calls 3, tool calls 2, writes 1 (+0 refused), waits 0, notices 0",
+        "waiter   cancelled  model calls 4, tool calls 3, writes 0 (+1 refused), waits 2, notices 1",
+        "crasher  errored    model calls 1, tool calls 0, writes 0 (+0 refused), waits 0, notices 0",
+        "stop: submitted, time from the first submission",
+        "answer: writer",
+        "wrote timeline.html and timeline.svg",
+        "self-contained: True",
+    ],
     "read_metrics.py": [
         '  "steps_to_answer": 3,',
         "notify_unwired: ['unwired']",
