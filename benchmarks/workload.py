@@ -127,7 +127,7 @@ def swarm_shm_worker_factory() -> Callable[..., Any]:
 @functools.cache
 def peer_shm_worker_factory() -> Callable[..., Any]:
     """inspect-swarm 0.1.0's shared-memory member, as in the design's baseline workload
-    (``/work/shared/bench/baseline_workload.py``): ``react()`` with ``noop`` (never called
+    (the design's ``baseline_workload.py``): ``react()`` with ``noop`` (never called
     here) and the swarm's tools, notices through ``swarm_on_continue()``."""
     from inspect_ai.agent import Agent, agent, react
     from inspect_swarm import swarm_on_continue, swarm_tools
