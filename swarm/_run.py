@@ -665,6 +665,16 @@ class SwarmRun:
         self.stop_reason = reason
         # half of what the sample has left now, so the stop ends before the sample's time limit
         self.grace = effective_grace(self.spec.budget, sample_limits())
+        transcript().info(
+            {
+                "version": 1,
+                "type": "stop",
+                "reason": reason,
+                "time": self.now(),
+                "grace": self.grace,
+            },
+            source=INFO_SOURCE,
+        )
         self.bus.close()
         if self.waits is not None:
             self.waits.stopping()

@@ -120,7 +120,7 @@ EXPECTED: dict[str, list[str]] = {
         "writer   submitted  model calls 3, tool calls 2, writes 1 (+0 refused), waits 0, notices 0",
         "waiter   cancelled  model calls 4, tool calls 3, writes 0 (+1 refused), waits 2, notices 1",
         "crasher  errored    model calls 1, tool calls 0, writes 0 (+0 refused), waits 0, notices 0",
-        "stop: submitted, time from the first submission",
+        "stop: submitted (recorded)",
         "answer: writer",
         "wrote timeline.html and timeline.svg",
         "self-contained: True",

@@ -255,9 +255,15 @@ def test_stop_line_and_answer(scenario: tuple[Path, EvalSample]) -> None:
     root = ET.fromstring(timeline(sample).to_svg())
     stop = next(e for e in root.iter() if e.get("class") == "stop")
     assert stop.get("data-reason") == "submitted"
-    # the leaderless stop on submission comes with the first submission: writer's end
+    # drawn where the swarm recorded it, which comes with the first submission: writer's end
+    recorded = next(
+        e.data["time"]
+        for e in sample.events
+        if e.event == "info" and isinstance(e.data, dict) and e.data.get("type") == "stop"
+    )
+    assert float(stop.get("data-time", "nan")) == pytest.approx(recorded, abs=1e-6)
     writer_end = next(m["time"] for m in result["members"] if m["name"] == "writer")
-    assert float(stop.get("data-time", "nan")) == pytest.approx(writer_end, abs=1e-6)
+    assert 0 <= recorded - writer_end < 0.05
     label = "".join(next(e for e in stop if local(e.tag) == "text").itertext())
     assert label.startswith("stop: submitted · ")
     lanes = svg_lanes(root)
@@ -292,9 +298,10 @@ def test_the_model_behind_the_picture(scenario: tuple[Path, EvalSample]) -> None
         assert lane.ended is not None and lane.ended - 0.05 <= last.end <= lane.ended
     assert run.lane("waiter").model_calls[-1].start < run.lane("writer").ended - 0.5
     assert all(c.end_recorded for c in run.lane("writer").model_calls)
-    assert run.stop == Stop(
-        reason="submitted", time=run.lane("writer").ended or -1, basis="the first submission"
-    )
+    # the swarm records when its stop began: just after the writer's submission ended it
+    assert run.stop is not None
+    assert (run.stop.reason, run.stop.basis) == ("submitted", "recorded")
+    assert 0 <= run.stop.time - (run.lane("writer").ended or -1) < 0.05
     # every mark lies within its member's life
     for lane in run.lanes:
         assert lane.started is not None and lane.ended is not None
@@ -547,15 +554,25 @@ def test_stop_time_for_other_reasons(scenario: tuple[Path, EvalSample]) -> None:
     _, sample = scenario
     result = sample.store["inspect_swarm:result"]
 
+    # logs from before the swarm recorded its stop: the time is inferred from the records
+    events = [
+        e
+        for e in sample.events
+        if not (
+            isinstance(e.data if e.event == "info" else None, dict) and e.data.get("type") == "stop"
+        )  # type: ignore[union-attr]
+    ]
+    unrecorded = sample.model_copy(update={"events": events})
+
     def stop_for(reason: str) -> Stop | None:
         store = {**sample.store, "inspect_swarm:result": {**result, "stop_reason": reason}}
-        return timeline(sample.model_copy(update={"store": store})).run.stop
+        return timeline(unrecorded.model_copy(update={"store": store})).run.stop
 
     last = max(m["time"] for m in result["members"])
     assert stop_for("all_done") == Stop(reason="all_done", time=last, basis="the last member's end")
     quiet = stop_for("quiescence")
     assert quiet is not None and quiet.basis == "not recorded: drawn at the run's end"
-    assert quiet.time == timeline(sample).run.duration
+    assert quiet.time == timeline(unrecorded).run.duration
 
 
 # -- 256 members, generated ------------------------------------------------------------------

@@ -64,7 +64,7 @@ for lane in t.run.lanes:
         f"(+{refused} refused), waits {len(lane.waits)}, notices {len(lane.notices)}"
     )
 assert t.run.stop is not None
-print(f"stop: {t.run.stop.reason}, time from {t.run.stop.basis}")
+print(f"stop: {t.run.stop.reason} ({t.run.stop.basis})")
 print(f"answer: {t.run.answer}")
 html, svg = t.save("timeline.html"), t.save("timeline.svg")
 print(f"wrote {html} and {svg}")

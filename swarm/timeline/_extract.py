@@ -35,6 +35,7 @@ from swarm.timeline._model import (
     ModelCall,
     Notice,
     RunTimeline,
+    Stop,
     ToolCall,
     Wait,
 )
@@ -55,6 +56,15 @@ def _info(event: Event, kind: str) -> dict[str, Any] | None:
         data = event.data
         if isinstance(data, dict) and data.get("type") == kind:
             return data
+    return None
+
+
+def _recorded_stop(sample: EvalSample) -> Stop | None:
+    """The stop as the swarm recorded it when it began (an ``inspect_swarm`` info event)."""
+    for event in sample.events:
+        data = _info(event, "stop")
+        if data is not None and isinstance(data.get("time"), int | float):
+            return Stop(reason=str(data.get("reason")), time=float(data["time"]), basis="recorded")
     return None
 
 
@@ -361,7 +371,8 @@ def extract(sample: EvalSample, *, task: str | None = None) -> RunTimeline:
         epoch=sample.epoch,
         duration=duration,
         lanes=tuple(lanes),
-        stop=infer_stop(record.get("stop_reason"), lanes, first_passes, time_cap, duration),
+        stop=_recorded_stop(sample)
+        or infer_stop(record.get("stop_reason"), lanes, first_passes, time_cap, duration),
         answer=answer,
         answer_mode=final.get("mode"),
         messages=_links.messages(sample.store, set(names)),
