@@ -243,9 +243,11 @@ def test_native_compaction_is_metered_to_the_member_that_compacted(log_dir: Path
         ],
         controller=controller("leaderless", stop_on_submission=False),
     )
+    set_model_info("compacting/model", ModelInfo(cost=PRICE))
     try:
         log = run_eval(solver, model=get_model("compacting/model", memoize=False), log_dir=log_dir)
     finally:
+        set_model_info("compacting/model", ModelInfo())
         gc.collect()
     [sample] = log.samples or []
     logged = logged_usage(sample)
@@ -256,4 +258,11 @@ def test_native_compaction_is_metered_to_the_member_that_compacted(log_dir: Path
     ledger = ledger_of(sample)
     assert ledger["swarm"]["usage"]["total_tokens"] == sample_tokens(sample)
     assert ledger["unattributed"]["total_tokens"] == 0
+    assert ledger["unattributed"]["total_cost"] == 0.0
+    assert ledger["swarm"]["cost"] == pytest.approx(
+        sum(u.total_cost or 0.0 for u in sample.model_usage.values())
+    )
+    # a compaction-capable class is loaded, but its usage is metered: the totals are complete
     assert any(c.endswith("CompactingAPI") for c in ledger["native_compaction_classes"])
+    assert ledger["total_complete"] is True
+    assert ledger["attribution_complete"] is True
