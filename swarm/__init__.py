@@ -5,24 +5,9 @@ The public API.  Built-in and third-party plugins import only from here.
 
 from __future__ import annotations
 
-from swarm._agent import swarm
-from swarm._budget import Budget
-from swarm._bus import (
-    Bus,
-    CommCounts,
-    Draft,
-    Loop,
-    NoticeLine,
-    Record,
-    RecordRejected,
-    Rejection,
-    WaitNews,
-    current_bus,
-)
-from swarm._context import current_member
-from swarm._defaults import first_submission, last_submission
-from swarm._finish import RESULT_KEY
-from swarm._manager import (
+from swarm._faces.agent import swarm
+from swarm._faces.worker import worker
+from swarm._hooks.catalog import (
     PluginCatalog,
     PluginSource,
     Registration,
@@ -30,27 +15,45 @@ from swarm._manager import (
     plugin_catalog,
     reset_plugin_catalog,
 )
-from swarm._member_tools import swarm_on_continue, swarm_tools, swarm_wait
-from swarm._roster import MemberSpec, member
-from swarm._topology import PluginSpec, channel, controller, load_topology
-from swarm._worker import worker
-from swarm.errors import ConfigError, PluginError, SwarmError, UsageError
+from swarm._hooks.defaults import first_submission, last_submission
+from swarm._report.counters import CommCounts
+from swarm._run.bus import Bus, current_bus
+from swarm._run.identity import current_member
+from swarm._run.tools import swarm_on_continue, swarm_tools, swarm_wait
+from swarm._spec.budget import Budget
+from swarm._spec.roster import MemberSpec, member
+from swarm._spec.topology import PluginSpec, channel, controller, load_topology
+from swarm.errors import (
+    ConfigError,
+    MemberErrors,
+    PluginError,
+    RecordRejected,
+    SwarmError,
+    UsageError,
+)
 from swarm.hookspecs import Register, hookimpl, hookspec
 from swarm.records import (
+    RESULT_KEY,
     Answer,
     Decision,
     Delivery,
+    Draft,
     FinalRecord,
     FinalRule,
+    Loop,
     MemberEnded,
     MemberInfo,
     MemberLimits,
     MemberResult,
     MemberSubmitted,
     MemberView,
+    NoticeLine,
     Quiescent,
+    Record,
+    Rejection,
     SwarmResult,
     SwarmView,
+    WaitNews,
 )
 
 __version__ = "0.1.0"
@@ -69,6 +72,7 @@ __all__ = [
     "FinalRule",
     "Loop",
     "MemberEnded",
+    "MemberErrors",
     "MemberInfo",
     "MemberLimits",
     "MemberResult",

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from swarm._manager import PluginCatalog, plugin_catalog
+from swarm._hooks.catalog import PluginCatalog, plugin_catalog
 from swarm.errors import SwarmError
 
 __all__ = ["main"]

@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-__all__ = ["ConfigError", "MemberErrors", "PluginError", "SwarmError", "UsageError"]
+__all__ = [
+    "ConfigError",
+    "MemberErrors",
+    "PluginError",
+    "RecordRejected",
+    "SwarmError",
+    "UsageError",
+]
 
 
 class SwarmError(Exception):
@@ -63,3 +70,12 @@ class MemberErrors(SwarmError):
         listing = "; ".join(f"{name}: {error}" for name, error in self.errors.items())
         self.message = f"{why}: {listing}"
         super().__init__(self.message)
+
+
+class RecordRejected(Exception):
+    """Raised by a channel while applying a record it refuses (a bound, a stale view...)."""
+
+    def __init__(self, control: str, reason: str) -> None:
+        super().__init__(reason)
+        self.control = control
+        self.reason = reason

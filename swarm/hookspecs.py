@@ -36,7 +36,6 @@ import pluggy
 if TYPE_CHECKING:
     from inspect_ai.tool import Tool
 
-    from swarm._bus import NoticeLine, Record, Rejection, WaitNews
 
 from swarm.records import (
     Answer,
@@ -45,9 +44,13 @@ from swarm.records import (
     MemberEnded,
     MemberSubmitted,
     MemberView,
+    NoticeLine,
     Quiescent,
+    Record,
+    Rejection,
     SwarmResult,
     SwarmView,
+    WaitNews,
 )
 
 __all__ = ["PROJECT", "Register", "hookimpl", "hookspec"]

@@ -16,11 +16,20 @@ from swarm._checks import as_float, as_whole, number_field
 
 __all__ = [
     "INFO_SOURCE",
+    "LEDGER_KEY",
+    "METRICS_KEY",
+    "RESULT_KEY",
     "STATUSES",
     "TOPOLOGY_REASONS",
     "Answer",
     "Decision",
     "Delivery",
+    "Draft",
+    "Loop",
+    "NoticeLine",
+    "Record",
+    "Rejection",
+    "WaitNews",
     "FinalMode",
     "FinalRecord",
     "FinalRule",
@@ -39,6 +48,15 @@ __all__ = [
 
 INFO_SOURCE = "inspect_swarm"
 """The ``source`` of every ``InfoEvent`` swarm-eval writes, and the key of its message metadata."""
+
+RESULT_KEY = "inspect_swarm:result"
+"""The store key of the result record: each member's state and status, and the answer."""
+
+LEDGER_KEY = "inspect_swarm:ledger"
+"""The store key of the ledger: the swarm's accounting, to the token."""
+
+METRICS_KEY = "inspect_swarm:metrics"
+"""The store key of the metrics: how members acted, communicated and waited."""
 
 MemberState = Literal["pending", "running", "ended"]
 """Where a member is in its life: not started, running, or ended."""
@@ -306,3 +324,67 @@ class SwarmResult:
     members: tuple[MemberResult, ...] = ()
     final: FinalRecord
     stop_reason: str | None = None
+
+
+# -- what crosses the channel hooks ----------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class Loop:
+    """An agent loop acting for a member: its own loop, or a subagent's (``nested``)."""
+
+    member: str
+    span: str
+    nested: bool
+
+
+@attrs.frozen(kw_only=True)
+class Draft:
+    """What a channel's tool asks the bus to deliver."""
+
+    channel: str
+    kind: str
+    payload: str = ""
+    op: dict[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class Record:
+    """A write as the runtime stamped it.  ``seq`` is 0 until committed."""
+
+    id: str
+    channel: str
+    kind: str
+    sender: str
+    loop: str
+    nested: bool
+    size: int
+    op: dict[str, Any]
+    time: float
+    seq: int = 0
+
+
+@attrs.frozen(kw_only=True)
+class Rejection:
+    """Why a write was refused: the control that refused it, and a reason the model reads."""
+
+    control: str
+    reason: str
+
+
+@attrs.frozen(kw_only=True)
+class NoticeLine:
+    """One channel's line in a member's notice, with the ids it names (for evidence)."""
+
+    channel: str
+    text: str
+    ids: tuple[dict[str, Any], ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class WaitNews:
+    """What a channel reports to a waiting loop: lines to show, and the ids they name."""
+
+    channel: str
+    text: str
+    ids: tuple[dict[str, Any], ...] = ()

@@ -18,9 +18,10 @@ from inspect_ai.tool import ToolError
 from inspect_ai.util._span import _current_agent_span_id
 
 from swarm import hookspecs
-from swarm._bus import Bus
-from swarm._context import _MEMBER, _RUN
-from swarm._hooks import RunHooks
+from swarm._hooks.calls import RunHooks
+from swarm._run.bus import Bus, ChannelSettings, RateControl, bus_context
+from swarm._run.identity import member_context
+from swarm._run.ports import RunPort
 from swarm.plugins.channels.shared_memory import SharedMemory, shared_memory
 from swarm.records import MemberInfo, MemberView, SwarmView
 
@@ -29,16 +30,23 @@ PATHS = ("/shared_memory/a.md", "/shared_memory/d/b.md", "/shared_memory/d", "/s
 
 
 class FakeRun:
-    """The few parts of a run the bus uses, with every member running."""
+    """The run as the bus sees it (its ``RunPort``), with every member running."""
 
     def __init__(self, channel: SharedMemory) -> None:
-        self.bus = Bus(self, [("shared_memory", channel)])  # type: ignore[arg-type]
+        channels = [("shared_memory", channel)]
+        settings = ChannelSettings.of(channels)
+        rate = RateControl(settings.rates, self.now)
         pm = pluggy.PluginManager(hookspecs.PROJECT)
         pm.add_hookspecs(hookspecs)
         pm.register(channel, name="channel:shared_memory")
-        pm.register(self.bus.rate_control, name="swarm:rate")
+        pm.register(rate, name="swarm:rate")
         self.hooks = RunHooks(pm)
+        port: RunPort = self  # the bus needs nothing of the run but its port
+        self.bus = Bus(port, self.hooks, channels, settings, rate)
         self.clock = 0.0
+
+    def running(self) -> int:
+        return len(MEMBERS)
 
     def own_loop(self, member: str) -> str:
         return f"{member}/own"
@@ -72,8 +80,8 @@ def act(
     """Run one tool call as ``member`` in ``loop``: (result, error)."""
 
     def call() -> tuple[str | None, str | None]:
-        _RUN.set(run)  # type: ignore[arg-type]
-        _MEMBER.set(MemberInfo(name=member))
+        bus_context.set(run.bus)
+        member_context.set(MemberInfo(name=member))
         _current_agent_span_id.set(loop)
         try:
             return channel.run(command, {"command": command, **args}), None

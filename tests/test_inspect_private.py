@@ -11,7 +11,7 @@ from inspect_ai.model import ModelOutput, ModelUsage, get_model
 from inspect_ai.solver import Generate, TaskState, solver
 from inspect_ai.util import span, suspend_token_limit
 
-from swarm import _inspect_private as private
+from swarm._inspect import private
 from swarm.testing import scripted_model
 
 

@@ -178,7 +178,7 @@ def fixed(i: int) -> Step:
 
 
 def test_weighted_token_shares_sum_to_the_cap() -> None:
-    from swarm._caps import Caps, shares
+    from swarm._accounts.caps import SwarmCaps as Caps, shares
 
     got = shares(Budget(split=(1, 1, 1)), Caps(tokens=100), ["a", "b", "c"])
     assert [s.tokens for s in got.values()] == [34, 33, 33]

@@ -11,8 +11,8 @@ from inspect_ai.agent import react
 from inspect_ai.log import list_eval_logs, read_eval_log
 
 from swarm import Budget, ConfigError, member, plugin_catalog, swarm
-from swarm._roster import expand_roster
-from swarm._topology import swarm_spec
+from swarm._spec.roster import expand_roster
+from swarm._spec.topology import swarm_spec
 
 from helpers import result, worker
 

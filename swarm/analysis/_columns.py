@@ -8,7 +8,7 @@ from typing import Any
 from inspect_ai.analysis import Column, SampleColumn
 from inspect_ai.log import EvalSample, EvalSampleSummary
 
-from swarm._ledger import LEDGER_KEY
+from swarm.records import LEDGER_KEY
 
 __all__ = ["SwarmColumns", "require_dataframes"]
 

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from inspect_ai.log import EvalSample
 from pydantic import BaseModel, ConfigDict, Field
 
-from swarm._ledger import LEDGER_KEY
+from swarm.records import LEDGER_KEY
 
 __all__ = [
     "Budget",

@@ -37,7 +37,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
 
-from swarm._context import current_member
+from swarm._run.identity import current_member
 from swarm.errors import ConfigError
 
 __all__ = [

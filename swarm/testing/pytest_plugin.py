@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from inspect_ai.model import Model
 
-from swarm._manager import PluginCatalog
+from swarm._hooks.catalog import PluginCatalog
 from swarm.testing._runner import scripted_model
 
 

@@ -26,8 +26,7 @@ import attrs
 from inspect_ai.event import Event, InfoEvent, ModelEvent, SpanBeginEvent, ToolEvent
 from inspect_ai.log import EvalSample
 
-from swarm import RESULT_KEY
-from swarm.records import INFO_SOURCE
+from swarm.records import INFO_SOURCE, LEDGER_KEY, METRICS_KEY, RESULT_KEY
 from swarm.timeline import _links
 from swarm.timeline._model import (
     ChannelWrite,
@@ -42,9 +41,6 @@ from swarm.timeline._model import (
 from swarm.timeline._stop import infer_stop
 
 __all__ = ["METRICS_KEY", "NoSwarmRecords", "extract"]
-
-METRICS_KEY = "inspect_swarm:metrics"
-LEDGER_KEY = "inspect_swarm:ledger"
 
 
 class NoSwarmRecords(LookupError):

@@ -1,0 +1,171 @@
+"""A run's accounts: a meter per member, the runtime's, the final step's and the swarm's, and
+the checks of caps, shares and member limits after every completed call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from inspect_ai.model import ModelUsage
+from inspect_ai.util import SampleLimits
+
+from swarm._accounts.caps import Share, SwarmCaps, derive_caps, sample_limit_values, shares
+from swarm._accounts.limit_errors import (
+    MemberLimitReached,
+    ShareExhausted,
+    SwarmCapReached,
+    SwarmLimitError,
+)
+from swarm._accounts.meter import UsageMeter, per_model_delta, usage_minus, usage_sum
+from swarm._inspect.private import sample_model_usage
+from swarm._spec.budget import Budget
+from swarm.records import MemberLimits
+
+__all__ = ["Accounts"]
+
+
+class Accounts:
+    """Meters and budget checks for one run."""
+
+    def __init__(self, budget: Budget) -> None:
+        self.budget = budget
+        self.members: dict[str, UsageMeter] = {}
+        self.limits: dict[str, MemberLimits] = {}
+        self.runtime = UsageMeter()
+        self.final = UsageMeter()
+        # running totals of the swarm for the caps (the swarm meter itself is the sum of the
+        # parts, computed when asked)
+        self._live_tokens = 0
+        self._live_cost = 0.0
+        self._cap_reached = False
+        self.caps = SwarmCaps()
+        self.shares: dict[str, Share] = {}
+        self.sample_limits: dict[str, float | int | None] = {
+            k: None for k in ("token", "cost", "message", "turn", "working", "time")
+        }
+        self._usage_at_start: dict[str, ModelUsage] = {}
+        self.in_final = False
+
+    def add_member(self, name: str, limits: MemberLimits) -> None:
+        """Open a meter for a member (roster or spawned)."""
+        self.members[name] = UsageMeter()
+        self.limits[name] = limits
+
+    def begin(self, limits: SampleLimits, roster: Iterable[str]) -> None:
+        """Derive caps and shares from the sample's limits; snapshot the sample's usage."""
+        self.sample_limits = sample_limit_values(limits)
+        self.caps = derive_caps(self.budget, limits)
+        self.shares = shares(self.budget, self.caps, list(roster))
+        self._usage_at_start = sample_model_usage()
+
+    def sample_delta(self) -> dict[str, ModelUsage]:
+        """The sample's usage per model since ``begin``."""
+        return per_model_delta(self._usage_at_start, sample_model_usage())
+
+    def record(
+        self,
+        member: str | None,
+        usage: ModelUsage,
+        *,
+        metered: ModelUsage | None = None,
+        suspended: bool = False,
+    ) -> SwarmLimitError | None:
+        """UsageMeter one completed call; return the limit error the calling member must get.
+
+        ``member`` is ``None`` for the runtime's own calls (the controller's, or the final
+        step's).  For a member, ``metered`` is Inspect's own running record of everything the
+        member spent (its ``UsageTap``): the meter is brought up to it, so usage the hook never
+        saw (a native compaction) counts before the caps are checked.  ``suspended`` marks a call
+        made while token metering was suspended: only its cost is metered.  A ``SwarmCapReached``
+        means the swarm must stop with ``swarm_cap``.
+        """
+        if member is None or member not in self.members:
+            meter = self.final if self.in_final else self.runtime
+            if suspended:
+                meter.add_suspended(usage)
+                self._live_cost += usage.total_cost or 0.0
+            else:
+                meter.add(usage)
+                self._live(usage)
+            return None
+        meter = self.members[member]
+        if suspended:
+            meter.add_suspended(usage)
+            self._live_cost += usage.total_cost or 0.0
+        else:
+            if metered is None:
+                metered = meter.usage + usage
+            self.sync(member, metered)
+            if usage.total_cost is None:
+                meter.unpriced += 1
+        return self._check(member, meter)
+
+    def sync(self, member: str, metered: ModelUsage) -> None:
+        """Bring ``member``'s meter up to ``metered``, Inspect's record of what it spent.
+
+        Called after each call it makes and when it ends, so a call that tripped a sample limit
+        (Inspect records its usage, then raises before any hook runs) is metered too.
+        """
+        meter = self.members[member]
+        if metered.total_tokens == meter.usage.total_tokens and (
+            metered.total_cost == meter.usage.total_cost
+        ):
+            return
+        self._live(usage_minus(metered, meter.usage))
+        meter.usage = metered
+
+    def _live(self, delta: ModelUsage) -> None:
+        self._live_tokens += delta.total_tokens
+        self._live_cost += delta.total_cost or 0.0
+
+    def _check(self, member: str, meter: UsageMeter) -> SwarmLimitError | None:
+        # a swarm cap is reported once, to the call that reaches it: calls in flight that
+        # complete after it (the swarm is stopping) finish and their members end "stopped"
+        caps = self.caps
+        if not self._cap_reached:
+            if caps.tokens is not None and self._live_tokens >= caps.tokens:
+                self._cap_reached = True
+                return SwarmCapReached("token", self._live_tokens, caps.tokens)
+            if caps.cost is not None and self._live_cost >= caps.cost:
+                self._cap_reached = True
+                return SwarmCapReached("cost", self._live_cost, caps.cost)
+        share = self.shares.get(member)
+        if share is not None:
+            if share.tokens is not None and meter.tokens >= share.tokens:
+                return ShareExhausted(member, "token", meter.tokens, share.tokens)
+            if share.cost is not None and meter.cost >= share.cost:
+                return ShareExhausted(member, "cost", meter.cost, share.cost)
+        own = self.limits[member]
+        if own.token is not None and meter.tokens >= own.token:
+            return MemberLimitReached(member, "token", meter.tokens, own.token)
+        if own.cost is not None and meter.cost >= own.cost:
+            return MemberLimitReached(member, "cost", meter.cost, own.cost)
+        return None
+
+    @property
+    def swarm(self) -> UsageMeter:
+        """Everything in the swarm: the members', the runtime's and the final step's meters."""
+        total = UsageMeter()
+        total.merge([*self.members.values(), self.runtime, self.final])
+        return total
+
+    def overshoot(self, wall_clock: float) -> dict[str, float]:
+        """How far usage went past each cap it passed."""
+        over: dict[str, float] = {}
+        swarm = self.swarm
+        if self.caps.cost is not None and swarm.cost > self.caps.cost:
+            over["cost"] = swarm.cost - self.caps.cost
+        if self.caps.tokens is not None and swarm.tokens > self.caps.tokens:
+            over["tokens"] = swarm.tokens - self.caps.tokens
+        if self.caps.time is not None and wall_clock > self.caps.time:
+            over["time"] = wall_clock - self.caps.time
+        return over
+
+    def member_total(self) -> ModelUsage:
+        """The members' usage summed (a check on the swarm meter)."""
+        return usage_sum(m.usage for m in self.members.values())
+
+    @staticmethod
+    def unpriced_models(delta: Mapping[str, ModelUsage]) -> list[str]:
+        """Models with tokens but no cost."""
+        return sorted(m for m, u in delta.items() if u.total_tokens > 0 and u.total_cost is None)

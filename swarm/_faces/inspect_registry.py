@@ -1,0 +1,32 @@
+"""The ``inspect_ai`` entry point: makes swarm-eval's objects known to Inspect.
+
+``swarm/swarm`` (the agent), ``swarm/worker`` (a member wired to the channels),
+``swarm/calculator_worker`` and ``swarm/swarm_demo`` (the demo),
+and the ``swarm/scripted`` model.
+
+Inspect names an object from an installed package ``<package>/<name>``.  From an *editable*
+install of a distribution whose name (``swarm-eval``) differs from its package (``swarm``) it
+cannot tell the package and registers the bare name; the objects are then registered under
+their qualified names as well, so the same names work however swarm-eval is installed.
+"""
+
+from __future__ import annotations
+
+from inspect_ai._util.registry import RegistryInfo, registry_add
+from inspect_ai.util import registry_info
+
+from swarm._faces.agent import swarm
+from swarm._faces.worker import worker
+from swarm._run import metering  # noqa: F401  (registers the model-call hooks)
+from swarm.demo import calculator_worker, swarm_demo
+from swarm.testing import _scripted  # noqa: F401  (registers swarm/scripted)
+
+PACKAGE = "swarm"
+
+for _obj in (swarm, worker, calculator_worker, swarm_demo):
+    _info = registry_info(_obj)
+    if "/" not in _info.name:
+        registry_add(
+            _obj,
+            RegistryInfo(type=_info.type, name=f"{PACKAGE}/{_info.name}", metadata=_info.metadata),
+        )

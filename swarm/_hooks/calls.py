@@ -1,0 +1,283 @@
+"""The typed facade over ``pm.hook``: the only code in swarm-eval that calls plugin hooks.
+
+Implementations are called one at a time (in pluggy's order: ``tryfirst``, then the latest
+registered, ``trylast`` last) so that every failure and every bad return value can be pinned
+on the plugin that caused it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+import pluggy
+
+from swarm.errors import PluginError
+from swarm.records import (
+    Answer,
+    Decision,
+    Delivery,
+    MemberEnded,
+    MemberSubmitted,
+    MemberView,
+    NoticeLine,
+    Quiescent,
+    Record,
+    Rejection,
+    SwarmResult,
+    SwarmView,
+    WaitNews,
+)
+
+__all__ = ["RunHooks", "call_registration_hook"]
+
+logger = logging.getLogger("swarm")
+
+T = TypeVar("T")
+
+
+def _impls(pm: pluggy.PluginManager, hook: str) -> list[pluggy.HookImpl]:
+    caller: pluggy.HookCaller | None = getattr(pm.hook, hook, None)
+    if caller is None:
+        return []
+    # get_hookimpls() lists implementations in reverse call order; wrappers are not supported
+    # on swarm hooks (every hook here is called implementation by implementation).
+    return [
+        impl for impl in reversed(caller.get_hookimpls()) if not (impl.hookwrapper or impl.wrapper)
+    ]
+
+
+def _call(impl: pluggy.HookImpl, kwargs: dict[str, Any]) -> Any:
+    return impl.function(*(kwargs[name] for name in impl.argnames))
+
+
+def _type_name(expected: type) -> str:
+    return expected.__name__
+
+
+def _short(value: object, limit: int = 200) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def call_registration_hook(
+    pm: pluggy.PluginManager,
+    hook: str,
+    register_for: Callable[[str], Callable[[str, Callable[..., Any]], None]],
+) -> None:
+    """Call a registration hook plugin by plugin, giving each a ``register`` bound to it."""
+    for impl in _impls(pm, hook):
+        try:
+            _call(impl, {"register": register_for(impl.plugin_name)})
+        except PluginError:
+            raise
+        except Exception as ex:
+            raise PluginError(impl.plugin_name, hook, f"raised {ex!r}") from ex
+
+
+class RunHooks:
+    """One run's hooks, typed.  Built over the run's own plugin manager.
+
+    A decision or collector implementation that raises or returns the wrong type is a plugin's
+    fault: it is passed to ``on_fault`` (the run ends failed, naming the plugin) and raised as a
+    ``PluginError``.  Observers' failures are only logged.
+    """
+
+    def __init__(
+        self,
+        pm: pluggy.PluginManager,
+        on_fault: Callable[[PluginError], None] | None = None,
+    ) -> None:
+        self._pm = pm
+        self._cache: dict[str, list[pluggy.HookImpl]] = {}
+        self._on_fault = on_fault
+
+    def fault(self, error: PluginError) -> PluginError:
+        """Report a plugin's fault (to the run) and return it, to be raised."""
+        if self._on_fault is not None:
+            self._on_fault(error)
+        return error
+
+    def impls(self, hook: str) -> list[pluggy.HookImpl]:
+        """The implementations of ``hook`` in call order (cached: a run's plugins are fixed)."""
+        found = self._cache.get(hook)
+        if found is None:
+            found = self._cache[hook] = _impls(self._pm, hook)
+        return found
+
+    # -- the three calling conventions ---------------------------------------------------------
+
+    def _results(
+        self,
+        hook: str,
+        expected: type[T],
+        kwargs: dict[str, Any],
+        passthrough: tuple[type[Exception], ...] = (),
+    ) -> Iterator[tuple[str, T]]:
+        """Each implementation's non-``None`` result, checked, with its plugin's name.
+
+        Exceptions of the ``passthrough`` types are the hook's contract (a ``ToolError`` for
+        the model) and pass unchanged; any other names the plugin in a ``PluginError``.
+        """
+        return self._results_of(self.impls(hook), hook, expected, kwargs, passthrough)
+
+    def _results_of(
+        self,
+        impls: list[pluggy.HookImpl],
+        hook: str,
+        expected: type[T],
+        kwargs: dict[str, Any],
+        passthrough: tuple[type[Exception], ...] = (),
+    ) -> Iterator[tuple[str, T]]:
+        for impl in impls:
+            try:
+                result = _call(impl, kwargs)
+            except passthrough:
+                raise
+            except Exception as ex:
+                raise self.fault(PluginError(impl.plugin_name, hook, f"raised {ex!r}")) from ex
+            if result is None:
+                continue
+            if not isinstance(result, expected):
+                raise self.fault(
+                    PluginError(
+                        impl.plugin_name,
+                        hook,
+                        f"returned {type(result).__name__} {_short(result)}; expected "
+                        f"{_type_name(expected)} or None",
+                    )
+                )
+            yield impl.plugin_name, result
+
+    def decide(self, hook: str, expected: type[T], **kwargs: Any) -> tuple[str, T] | None:
+        """First non-``None`` result of ``hook`` (checked against ``expected``) and its plugin."""
+        return next(self._results(hook, expected, kwargs), None)
+
+    def collect(self, hook: str, expected: type[T], **kwargs: Any) -> list[tuple[str, T]]:
+        """Every non-``None`` result of ``hook`` with the name of the plugin that gave it."""
+        return list(self._results(hook, expected, kwargs))
+
+    def collect_each(
+        self, hook: str, expected: type[T], **kwargs: Any
+    ) -> list[tuple[str, T | PluginError]]:
+        """Like ``collect``, but one implementation's fault does not lose the others' results:
+        it stands in the list, in its plugin's place, as the ``PluginError`` (reported to the
+        run as well)."""
+        found: list[tuple[str, T | PluginError]] = []
+        for impl in self.impls(hook):
+            try:
+                found.extend(self._results_of([impl], hook, expected, kwargs))
+            except PluginError as ex:
+                found.append((impl.plugin_name, ex))
+        return found
+
+    def observe(self, hook: str, **kwargs: Any) -> None:
+        """Call every implementation of ``hook``; a failure is logged with the plugin's name."""
+        for impl in self.impls(hook):
+            try:
+                _call(impl, kwargs)
+            except Exception:
+                logger.exception(
+                    "observer plugin %r failed in hook %r (the run goes on)",
+                    impl.plugin_name,
+                    hook,
+                )
+
+    # -- decisions -----------------------------------------------------------------------------
+
+    def start(self, view: SwarmView) -> tuple[str, Decision] | None:
+        """``swarm_start``."""
+        return self.decide("swarm_start", Decision, view=view)
+
+    def on_submission(self, view: SwarmView, event: MemberSubmitted) -> tuple[str, Decision] | None:
+        """``swarm_on_submission``."""
+        return self.decide("swarm_on_submission", Decision, view=view, event=event)
+
+    def on_member_end(self, view: SwarmView, event: MemberEnded) -> tuple[str, Decision] | None:
+        """``swarm_on_member_end``."""
+        return self.decide("swarm_on_member_end", Decision, view=view, event=event)
+
+    def on_quiescence(self, view: SwarmView, event: Quiescent) -> tuple[str, Decision] | None:
+        """``swarm_on_quiescence``."""
+        return self.decide("swarm_on_quiescence", Decision, view=view, event=event)
+
+    def choose_answer(self, view: SwarmView) -> tuple[str, Answer] | None:
+        """``swarm_choose_answer``."""
+        return self.decide("swarm_choose_answer", Answer, view=view)
+
+    def delivery_mode(self, view: SwarmView, member: MemberView) -> Delivery | None:
+        """``swarm_delivery_mode``; the value must be ``notify`` or ``poll``."""
+        decided = self.decide("swarm_delivery_mode", str, view=view, member=member)
+        if decided is None:
+            return None
+        plugin, mode = decided
+        if mode == "notify":
+            return "notify"
+        if mode == "poll":
+            return "poll"
+        raise self.fault(
+            PluginError(
+                plugin, "swarm_delivery_mode", f"returned {mode!r}; expected 'notify' or 'poll'"
+            )
+        )
+
+    def admit_record(self, view: SwarmView, record: Record) -> Rejection | None:
+        """``swarm_admit_record``: the first rejection, if any."""
+        decided = self.decide("swarm_admit_record", Rejection, view=view, record=record)
+        return None if decided is None else decided[1]
+
+    # -- collectors ----------------------------------------------------------------------------
+
+    def member_tools(
+        self, view: SwarmView, member: MemberView, nested: bool
+    ) -> list[tuple[str, Any]]:
+        """``swarm_member_tools``: (plugin name, list of tools) pairs."""
+        found = self.collect("swarm_member_tools", list, view=view, member=member, nested=nested)
+        return [(plugin, tools) for plugin, tools in found]
+
+    def notice_lines(self, view: SwarmView, member: MemberView, loop: str) -> list[NoticeLine]:
+        """``swarm_notice_lines``."""
+        found = self.collect("swarm_notice_lines", NoticeLine, view=view, member=member, loop=loop)
+        return [line for _, line in found]
+
+    def wait_news(
+        self, view: SwarmView, member: MemberView, loop: str, path: str | None
+    ) -> list[WaitNews]:
+        """``swarm_wait_news``.  A ``ToolError`` (a bad path) passes through to the model."""
+        from inspect_ai.tool import ToolError
+
+        kwargs = {"view": view, "member": member, "loop": loop, "path": path}
+        return [
+            news for _, news in self._results("swarm_wait_news", WaitNews, kwargs, (ToolError,))
+        ]
+
+    def member_instructions(self, view: SwarmView, member: MemberView) -> list[tuple[str, str]]:
+        """``swarm_member_instructions``: (plugin name, paragraph) pairs."""
+        return self.collect("swarm_member_instructions", str, view=view, member=member)
+
+    def extra_metrics(self, view: SwarmView) -> list[tuple[str, dict[str, Any] | PluginError]]:
+        """``swarm_extra_metrics``: (plugin name, mapping or the plugin's fault) pairs."""
+        return self.collect_each("swarm_extra_metrics", dict, view=view)
+
+    # -- observers -----------------------------------------------------------------------------
+
+    def run_started(self, view: SwarmView) -> None:
+        """``swarm_run_started``."""
+        self.observe("swarm_run_started", view=view)
+
+    def member_started(self, view: SwarmView, member: MemberView) -> None:
+        """``swarm_member_started``."""
+        self.observe("swarm_member_started", view=view, member=member)
+
+    def member_ended(self, view: SwarmView, event: MemberEnded) -> None:
+        """``swarm_member_ended``."""
+        self.observe("swarm_member_ended", view=view, event=event)
+
+    def record_delivered(self, view: SwarmView, record: Record) -> None:
+        """``swarm_record_delivered``."""
+        self.observe("swarm_record_delivered", view=view, record=record)
+
+    def run_ended(self, view: SwarmView, result: SwarmResult) -> None:
+        """``swarm_run_ended``."""
+        self.observe("swarm_run_ended", view=view, result=result)

@@ -1,0 +1,164 @@
+"""The ``inspect_swarm:ledger`` record: the swarm's accounting, field for field as in the spec."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+from inspect_ai.model import ModelAPI
+
+from swarm._accounts.accounts import Accounts
+from swarm._accounts.meter import usage_dict, usage_minus, usage_sum
+from swarm._report.events import CallCounts, RunEvents
+from swarm._report.outcome import RunOutcome
+
+__all__ = ["MemberOutcome", "build_ledger", "ledger_from", "native_compaction_classes"]
+
+
+@attrs.frozen(kw_only=True)
+class MemberOutcome:
+    """What the ledger needs to know of a member besides its meter and calls."""
+
+    name: str
+    status: str | None
+    cancelled: bool
+    bridged: bool = False
+    background_started: int = 0
+    background_cancelled: int = 0
+
+
+def _subclasses(cls: type) -> list[type]:
+    found: list[type] = []
+    sub: type
+    for sub in cls.__subclasses__():
+        found.append(sub)
+        found.extend(_subclasses(sub))
+    return found
+
+
+def native_compaction_classes() -> list[str]:
+    """Loaded model API classes that compact conversations natively (which logs no model event;
+    their usage is metered from Inspect's own record all the same)."""
+    base = ModelAPI.compact
+    names = {
+        f"{c.__module__}.{c.__qualname__}"
+        for c in _subclasses(ModelAPI)
+        if getattr(c, "compact", base) is not base
+    }
+    return sorted(names)
+
+
+def _budget_record(accounts: Accounts) -> dict[str, Any]:
+    b = accounts.budget
+    return {
+        "cost": b.cost,
+        "tokens": b.tokens,
+        "time": b.time,
+        "reserve": b.reserve,
+        "split": list(b.split) if isinstance(b.split, tuple) else b.split,
+        "grace": b.grace,
+    }
+
+
+def _near_zero(value: float | int | None, scale: float) -> bool:
+    return value is None or abs(value) <= 1e-9 * max(1.0, scale)
+
+
+def build_ledger(
+    *,
+    accounts: Accounts,
+    events: RunEvents,
+    members: Sequence[MemberOutcome],
+    stop_reason: str | None,
+    ended_by: str | None,
+    interrupted: bool,
+    final_cancelled: bool,
+    wall_clock: float,
+) -> dict[str, Any]:
+    """The ledger as a JSON-ready dict (version 1)."""
+    total_calls = CallCounts()
+    for counts in events.calls.values():
+        total_calls.add(counts)
+    delta_by_model = accounts.sample_delta()
+    delta = usage_sum(delta_by_model.values())
+    swarm = accounts.swarm
+    unattributed = usage_minus(delta, swarm.usage).model_copy()
+    cost_gap = (delta.total_cost or 0.0) - swarm.cost
+    unattributed.total_cost = 0.0 if math.isclose(cost_gap, 0.0, abs_tol=1e-12) else cost_gap
+    # the sample's delta covers every model the swarm's calls used (the runtime's included)
+    unpriced_models = Accounts.unpriced_models(delta_by_model)
+    compaction = native_compaction_classes()
+    total_complete = (
+        not any(m.cancelled or m.background_cancelled for m in members)
+        and not interrupted
+        and not final_cancelled
+        and total_calls.errored == 0
+        and total_calls.no_usage == 0
+        and total_calls.unpriced == 0
+        and swarm.unpriced == 0
+        and not unpriced_models
+    )
+    scale = max(float(delta.total_tokens), 1.0)
+    attribution_complete = (
+        total_complete
+        and all(
+            _near_zero(getattr(unattributed, f), scale)
+            for f in ("input_tokens", "output_tokens", "total_tokens")
+        )
+        and _near_zero(unattributed.total_cost, max(delta.total_cost or 0.0, 1.0))
+    )
+    return {
+        "version": 1,
+        "budget": _budget_record(accounts),
+        "caps": accounts.caps.as_dict(),
+        "sample_limits": dict(accounts.sample_limits),
+        "members": [
+            {
+                "name": m.name,
+                "status": m.status,
+                "bridged": m.bridged,
+                "meter": accounts.members[m.name].as_dict(),
+                "calls": events.calls_of(m.name).as_dict(),
+                "cancelled": m.cancelled,
+                "background_started": m.background_started,
+                "background_cancelled": m.background_cancelled,
+            }
+            for m in members
+        ],
+        "runtime": accounts.runtime.as_dict(),
+        "final": accounts.final.as_dict(),
+        "swarm": swarm.as_dict(),
+        "calls": total_calls.as_dict(),
+        "unpriced_calls_recorded": swarm.unpriced,
+        "sample_delta": usage_dict(delta),
+        "unattributed": usage_dict(unattributed),
+        "unpriced_models": unpriced_models,
+        "native_compaction_classes": compaction,
+        "overshoot": accounts.overshoot(wall_clock),
+        "stop_reason": stop_reason,
+        "ended_by": ended_by,
+        "interrupted": interrupted,
+        "final_cancelled": final_cancelled,
+        "resumed": False,
+        "total_complete": total_complete,
+        "attribution_complete": attribution_complete,
+    }
+
+
+def ledger_from(outcome: RunOutcome, events: RunEvents) -> dict[str, Any]:
+    """The ledger of a finished run."""
+    return build_ledger(
+        accounts=outcome.accounts,
+        events=events,
+        members=[
+            MemberOutcome(name=m.name, status=m.status, cancelled=m.status == "cancelled")
+            for m in outcome.members
+        ],
+        stop_reason=outcome.stop_reason,
+        ended_by=outcome.ended_by,
+        interrupted=outcome.interrupted,
+        final_cancelled=False,
+        wall_clock=outcome.wall_clock,
+    )

@@ -1,0 +1,69 @@
+"""A finished run, as the record builders see it: one value, no live objects but the accounts.
+
+The runtime fills it in when the run ends (normally, on error or cancelled); the builders of the
+result, ledger and metrics records read only this and the run's transcript events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+
+import attrs
+
+from swarm._accounts.accounts import Accounts
+from swarm._report.counters import CommCounts, WaitCounts
+from swarm.records import Answer, Delivery, MemberInfo, MemberState, SwarmView
+
+__all__ = ["MemberEnd", "RunOutcome"]
+
+
+@attrs.frozen(kw_only=True)
+class MemberEnd:
+    """One member at the end of the run."""
+
+    info: MemberInfo
+    state: MemberState
+    status: str | None
+    started: float | None
+    ended: float | None
+    error: str | None
+    span_id: str
+    delivery: Delivery
+    own_loop: str | None
+    continue_wired: bool
+    gate_checks: int = 0
+    gate_passes: int = 0
+    first_pass_time: float | None = None
+
+    @property
+    def name(self) -> str:
+        """The member's name."""
+        return self.info.name
+
+
+@attrs.frozen(kw_only=True)
+class RunOutcome:
+    """Everything the records say about one run, at its end.
+
+    ``comm`` and ``waits`` are the run's counters by member; ``commits`` the time and acting
+    loop of every committed record, in order; ``tool_channels`` each channel tool's name and
+    channel; ``waits`` is ``None`` when no ``swarm_wait`` was offered.
+    """
+
+    members: tuple[MemberEnd, ...]
+    answer: Answer
+    interrupted: bool
+    stop_reason: str | None
+    ended_by: str | None
+    wall_clock: float
+    started_at: datetime
+    root_span: str | None
+    accounts: Accounts
+    comm: Mapping[tuple[str, str], CommCounts]
+    recording_channels: tuple[str, ...]
+    commits: tuple[tuple[float, str], ...]
+    tool_channels: Mapping[str, str]
+    waits: Mapping[str, WaitCounts] | None
+    channel_tools: bool
+    view: SwarmView

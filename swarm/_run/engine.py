@@ -1,0 +1,489 @@
+"""One swarm run on one sample: the engine that composes the run's services.
+
+Every member runs in its own task of one anyio task group (``member_task``).  Events (a member
+started, submitted, ended; everyone waits; nothing happens) go synchronously to the decision
+hooks over a fresh ``SwarmView``; a ``Decision`` can start members, choose the answer or stop the
+swarm.  Stopping refuses new model calls at once, gives calls in flight a grace, then cancels
+whoever is still running.  The records are written in a ``finally`` path (``finish``), so they
+exist even when the sample errors or is cancelled.
+
+The engine is the only module that knows every other part of the runtime; each service sees the
+engine only through a narrow port (``ports``) and reaches it through its own context variable.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from contextvars import ContextVar, Token
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+import anyio
+from inspect_ai.agent import AgentState
+from inspect_ai.log import transcript
+from inspect_ai.model import ChatMessage, ModelOutput, ModelUsage
+from inspect_ai.util import sample_limits
+
+from swarm._accounts.accounts import Accounts
+from swarm._accounts.caps import effective_grace
+from swarm._accounts.pricing import check_prices
+from swarm._hooks.calls import RunHooks
+from swarm._hooks.catalog import PluginCatalog
+from swarm._inspect.private import current_span_id, token_metering_suspended
+from swarm._report.outcome import MemberEnd, RunOutcome
+from swarm._run.assembly import instantiate, run_plugin_manager
+from swarm._run.bus import Bus, ChannelSettings, RateControl, bus_context
+from swarm._run.finish import write_records
+from swarm._run.member_task import MemberRunner
+from swarm._run.members import Roster, RunMember
+from swarm._run.metering import usage_context
+from swarm._run.preamble import preamble
+from swarm._run.status import ended_by, log_others
+from swarm._run.tools import swarm_wait
+from swarm._run.waits import Waits, waits_context
+from swarm._run.wiring import Wiring, wiring_context
+from swarm._spec.roster import expand_roster
+from swarm._spec.topology import SwarmSpec
+from swarm._spec.verifier import resolve_verifier
+from swarm.errors import MemberErrors, PluginError, SwarmError
+from swarm.records import (
+    INFO_SOURCE,
+    TOPOLOGY_REASONS,
+    Answer,
+    Decision,
+    MemberEnded,
+    MemberSubmitted,
+    MemberView,
+    Quiescent,
+    SwarmView,
+)
+
+__all__ = ["SwarmRun"]
+
+logger = logging.getLogger("swarm")
+
+
+class SwarmRun:
+    """The state of one swarm on one sample.  Built and run by the ``swarm`` agent."""
+
+    def __init__(
+        self, spec: SwarmSpec, catalog: PluginCatalog, input_messages: Sequence[ChatMessage]
+    ) -> None:
+        self.spec = spec
+        self.input_messages = list(input_messages)
+        self.roster = Roster(expand_roster(spec.members))
+        self.channel_names = tuple(c.name for c in spec.channels)
+        channels = [(ch.name, instantiate(catalog, "channel", ch)) for ch in spec.channels]
+        self.controller = instantiate(catalog, "controller", spec.controller)
+        settings = ChannelSettings.of(channels)
+        rate = RateControl(settings.rates, self.now)
+        pm = run_plugin_manager(
+            catalog,
+            controller=(spec.controller.name, self.controller),
+            channels=channels,
+            kernel=[("swarm:rate", rate)],
+        )
+        self.hooks = RunHooks(pm, on_fault=self.fail)
+        self.bus = Bus(self, self.hooks, channels, settings, rate)
+        self.waits = None if settings.max_wait is None else Waits(self, self.bus, self.hooks)
+        extra_tools = [swarm_wait()] if self.waits is not None else []
+        self.wiring = Wiring(self, self.hooks, self.bus, self.channel_names, lambda: extra_tools)
+        self.accounts = Accounts(spec.budget)
+        for m in self.roster:
+            self.accounts.add_member(m.name, m.entry.spec.limits)
+        idle = getattr(self.controller, "idle_seconds", None)
+        self.idle_seconds: float | None = None if idle is None else float(idle)
+        self.runner = MemberRunner(
+            self,
+            self.input_messages,
+            resolve_verifier(getattr(self.controller, "verifier", None)),
+            fail_on_error=spec.on_member_error == "fail",
+        )
+        # what failed the run from inside (a plugin's fault, a member's error under
+        # on_member_error="fail"): the first one is the sample's error
+        self.failure: SwarmError | None = None
+        self.grace = spec.budget.grace
+        self.stopping = False
+        self.stop_reason: str | None = None
+        self.interrupted = False
+        self.ended_by: str | None = None
+        self._last_activity = 0.0
+        self._watchers: list[anyio.CancelScope] = []
+        self._t0 = 0.0
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._all_ended: anyio.Event | None = None
+        self._chosen: Answer | None = None
+        self.answer: Answer = Answer(member=None, mode=None, reason="no_submissions")
+
+    # -- the ports: what the services see -------------------------------------------------------
+
+    def now(self) -> float:
+        """Seconds since the swarm started."""
+        return anyio.current_time() - self._t0
+
+    def view(self) -> SwarmView:
+        """A frozen snapshot of the run now."""
+        return SwarmView(
+            members=self.roster.views(),
+            time=self.now(),
+            stopping=self.stopping,
+            stop_reason=self.stop_reason,
+            channels=self.channel_names,
+            controller=self.spec.controller.name,
+        )
+
+    def member_view(self, name: str) -> MemberView:
+        """The view of member ``name`` now."""
+        return self.roster[name].view
+
+    def own_loop(self, member: str) -> str | None:
+        """The member's own loop, once bound."""
+        return self.wiring.own_loop(member)
+
+    def running(self) -> int:
+        """How many members are running now."""
+        return self.roster.running
+
+    def activity(self) -> None:
+        """Something happened (a record, a model call, a member start or end)."""
+        self._last_activity = self.now()
+
+    def record_usage(self, member: str | None, usage: ModelUsage) -> None:
+        """Meter a completed call made in this run; raise the limit error it must end with."""
+        self.activity()
+        m = self.roster.get(member)
+        error = self.accounts.record(
+            member,
+            usage,
+            metered=None if m is None or m.tap is None else m.tap.usage,
+            suspended=token_metering_suspended(),
+        )
+        if error is None:
+            return
+        if error.status == "swarm_cap" and not self.stopping:
+            self._stop("swarm_cap")
+        # raised into the call, so the output's tool calls do not run
+        raise error
+
+    def refusal(self) -> str | None:
+        """The stop reason while new model calls are refused."""
+        return (self.stop_reason or "stopping") if self.stopping else None
+
+    def sync_usage(self, member: str, usage: ModelUsage) -> None:
+        """Bring a member's meter up to Inspect's record of what it spent."""
+        self.accounts.sync(member, usage)
+
+    def preamble(self, member: RunMember) -> str:
+        """The text appended to a member's input."""
+        order = {f"channel:{name}": i for i, name in enumerate(self.channel_names)}
+        found = self.hooks.member_instructions(self.view(), member.view)
+        found.sort(key=lambda pair: order.get(pair[0], len(order)))
+        return preamble(
+            member.info,
+            members=len(self.roster),
+            budget=self.spec.budget,
+            caps=self.accounts.caps,
+            instructions=[text for _, text in found],
+        )
+
+    def fail(self, error: SwarmError) -> None:
+        """End the run as failed: ``error`` becomes the sample's error once the records are
+        written (the first failure wins; later ones are logged)."""
+        if self.failure is None:
+            self.failure = error
+        elif error is not self.failure:
+            logger.error("swarm: a further failure while the run was failing: %s", error)
+        if self._tg is not None:
+            self._tg.cancel_scope.cancel()
+
+    # -- the run --------------------------------------------------------------------------------
+
+    async def run(self, state: AgentState) -> AgentState:
+        """Run the swarm to its end and return the swarm's agent state."""
+        self._t0 = anyio.current_time()
+        started_at = datetime.now(UTC)
+        root_span = current_span_id()
+        limits = sample_limits()
+        tokens = self._enter_contexts()
+        try:
+            self.accounts.begin(limits, [m.name for m in self.roster])
+            specs = [m.entry.spec for m in self.roster]
+            check_prices(specs, all_members=self.accounts.caps.cost is not None)
+            async with anyio.create_task_group() as tg:
+                self._tg = tg
+                self._start_watchers(tg)
+                view = self.view()
+                self.hooks.run_started(view)
+                self._apply(self.hooks.start(view), "swarm_start")
+                if self.roster.running == 0 and not self.stopping:
+                    self._stop("all_done")
+            if self.failure is not None:  # the run cancelled itself for it
+                raise self.failure
+        except BaseException as ex:
+            self.interrupted = True
+            if self.failure is None:
+                self.ended_by = ended_by(ex, limits)
+                raise
+            log_others(ex, self.failure)
+            self.failure.__suppress_context__ = True
+            raise self.failure  # noqa: B904  (its own cause is kept; the group is logged)
+        finally:
+            self._tg = None
+            self._finish(state, started_at, root_span)  # synchronous: nothing interrupts it
+            self._exit_contexts(tokens)
+        if self.failure is not None:  # a plugin's fault while the records were written
+            raise self.failure
+        self._raise_if_every_member_errored()
+        return state
+
+    def _enter_contexts(self) -> list[tuple[ContextVar[Any], Token[Any]]]:
+        pairs: list[tuple[ContextVar[Any], Any]] = [
+            (usage_context, self),
+            (bus_context, self.bus),
+            (waits_context, self.waits),
+            (wiring_context, self.wiring),
+        ]
+        return [(var, var.set(value)) for var, value in pairs]
+
+    @staticmethod
+    def _exit_contexts(tokens: list[tuple[ContextVar[Any], Token[Any]]]) -> None:
+        for var, token in reversed(tokens):
+            var.reset(token)
+
+    def _raise_if_every_member_errored(self) -> None:
+        started = [m for m in self.roster if m.started is not None]
+        if not started or any(m.status != "errored" for m in started):
+            return
+        error = MemberErrors(
+            {m.name: m.error or "unknown error" for m in started},
+            "every member of the swarm errored",
+        )
+        raise error from started[0].exception
+
+    def _apply(self, decided: tuple[str, Decision] | None, hook: str) -> None:
+        if decided is None:
+            return
+        plugin, decision = decided
+        for name in decision.start:
+            m = self.roster.get(name)
+            if m is None or m.state != "pending":
+                why = "is not in the roster" if m is None else f"is {m.state}, not pending"
+                raise self.hooks.fault(
+                    PluginError(plugin, hook, f"asked to start member {name!r}, which {why}")
+                )
+            if not self.stopping:
+                self._start(m)
+        if decision.answer is not None:
+            m = self.roster.get(decision.answer)
+            if m is None or m.status != "submitted":
+                why = f"chose member {decision.answer!r} as the answer, but it has not submitted"
+                raise self.hooks.fault(PluginError(plugin, hook, why))
+            self._chosen = Answer(member=m.name, mode="controller", reason=decision.reason)
+            self.refresh_answer()
+        if decision.stop is not None:
+            reason = decision.stop
+            self._stop(reason if reason in TOPOLOGY_REASONS else f"controller:{reason}")
+
+    def _start(self, m: RunMember) -> None:
+        assert self._tg is not None
+        self.roster.mark_running(m, self.now())
+        m.delivery = self.hooks.delivery_mode(self.view(), m.view) or "notify"
+        self.activity()
+        self.hooks.member_started(self.view(), m.view)
+        self._tg.start_soon(self.runner.run, m, name=f"swarm member {m.name}")
+
+    def member_ended(self, m: RunMember, status: str, *, decide: bool) -> None:
+        """Member ``m`` ended with ``status``; ask the decision hooks (unless ``decide`` is
+        false: the run itself is ending) and tell the observers."""
+        self.activity()
+        self.roster.mark_ended(m, status, self.now())
+        assert m.ended is not None
+        event = MemberEnded(
+            member=m.name, status=status, submitted=status == "submitted", time=m.ended
+        )
+        if decide and not self.stopping and self._tg is not None and self.failure is None:
+            if status == "submitted":
+                submitted = MemberSubmitted(member=m.name, time=m.ended, verified=m.verified)
+                self._apply(self.hooks.on_submission(self.view(), submitted), "swarm_on_submission")
+            if not self.stopping:
+                self._apply(self.hooks.on_member_end(self.view(), event), "swarm_on_member_end")
+        self.hooks.member_ended(self.view(), event)
+        self.refresh_answer()
+        if self.waits is not None:
+            self.waits.member_ended(m.name, status)
+        if self.roster.running == 0:
+            if self._all_ended is not None:
+                self._all_ended.set()
+            if not self.roster.any_pending():
+                for scope in self._watchers:
+                    scope.cancel()
+
+    # -- watchers: the time cap, idleness, everyone waiting ------------------------------------
+
+    def _start_watchers(self, tg: anyio.abc.TaskGroup) -> None:
+        if self.accounts.caps.time is not None:
+            tg.start_soon(self._time_cap, self.accounts.caps.time, name="swarm time cap")
+        if self.idle_seconds is not None:
+            tg.start_soon(self._idle_watch, self.idle_seconds, name="swarm idle watch")
+        if self.waits is not None:
+            tg.start_soon(self._waits_watch, self.waits, name="swarm waits watch")
+
+    async def _time_cap(self, seconds: float) -> None:
+        with anyio.CancelScope() as scope:
+            self._watchers.append(scope)
+            await anyio.sleep(seconds)
+            self._stop("swarm_time")
+
+    async def _idle_watch(self, seconds: float) -> None:
+        with anyio.CancelScope() as scope:
+            self._watchers.append(scope)
+            while not self.stopping:
+                await anyio.sleep(max(0.0, self._last_activity + seconds - self.now()))
+                idle = self.now() - self._last_activity
+                if idle >= seconds and not self.stopping:
+                    self.quiescent("idle", idle)
+                    self._last_activity = self.now()
+
+    async def _waits_watch(self, waits: Waits) -> None:
+        """Every running member's own loop waits: ask the hooks, then release the waits (a stop
+        has released them as ``stopping`` already)."""
+        with anyio.CancelScope() as scope:
+            self._watchers.append(scope)
+            while not self.stopping:
+                await waits.everyone_waiting.wait()
+                waits.rearm()
+                if waits.all_waiting() and not self.stopping:
+                    self.quiescent("all_waiting", 0.0)
+                    waits.release_all("all_waiting")
+
+    def quiescent(self, reason: Literal["all_waiting", "idle"], idle: float) -> None:
+        """Nothing can change: ask the decision hooks (they may stop with ``quiescence``)."""
+        if self.stopping or self._tg is None:
+            return
+        event = Quiescent(reason=reason, time=self.now(), idle=idle)
+        self._apply(self.hooks.on_quiescence(self.view(), event), "swarm_on_quiescence")
+
+    # -- stopping -------------------------------------------------------------------------------
+
+    def _stop(self, reason: str) -> None:
+        if self.stopping:
+            return
+        self.stopping = True
+        self.stop_reason = reason
+        # half of what the sample has left now, so the stop ends before the sample's time limit
+        self.grace = effective_grace(self.spec.budget, sample_limits())
+        transcript().info(
+            {
+                "version": 1,
+                "type": "stop",
+                "reason": reason,
+                "time": self.now(),
+                "grace": self.grace,
+            },
+            source=INFO_SOURCE,
+        )
+        self.bus.close()
+        if self.waits is not None:
+            self.waits.stopping()
+        for scope in self._watchers:
+            scope.cancel()
+        self._all_ended = anyio.Event()
+        if self.roster.running == 0:
+            self._all_ended.set()
+        if self._tg is not None:
+            self._tg.start_soon(self._supervise_stop, name="swarm stop")
+
+    async def _supervise_stop(self) -> None:
+        assert self._all_ended is not None
+        with anyio.move_on_after(self.grace):
+            await self._all_ended.wait()
+        for m in self.roster:
+            if m.state == "running" and m.scope is not None:
+                m.scope.cancel()
+
+    # -- the answer and the records -------------------------------------------------------------
+
+    def refresh_answer(self) -> None:
+        """Choose the answer as of now (provisional until the run ends)."""
+        answer = self._chosen
+        decided = None
+        if answer is None:
+            decided = self.hooks.choose_answer(self.view())
+            answer = decided[1] if decided is not None else None
+        if answer is None or answer.member is None:
+            answer = Answer(member=None, mode=None, reason="no_submissions")
+        else:
+            m = self.roster.get(answer.member)
+            if m is None or m.status != "submitted":
+                plugin = decided[0] if decided else "<controller>"
+                why = f"chose member {answer.member!r}, which has not submitted"
+                raise self.hooks.fault(PluginError(plugin, "swarm_choose_answer", why))
+        self.answer = answer
+
+    @property
+    def output(self) -> ModelOutput:
+        """The answer's output (provisional until the run ends)."""
+        chosen = self.roster.get(self.answer.member)
+        if chosen is not None and chosen.agent_state is not None:
+            return chosen.agent_state.output
+        return ModelOutput()
+
+    def _finish(self, state: AgentState, started_at: datetime, root_span: str | None) -> None:
+        try:
+            self.refresh_answer()
+        except PluginError:
+            logger.exception("answer selection failed while the swarm ended")
+        state.output = self.output
+        if not self.interrupted:
+            self._final_conversation(state)
+        write_records(self._outcome(started_at, root_span), self.hooks)
+
+    def _final_conversation(self, state: AgentState) -> None:
+        chosen = self.roster.get(self.answer.member)
+        if chosen is None or chosen.agent_state is None or not chosen.agent_state.output.choices:
+            return
+        last = chosen.agent_state.output.message
+        final = {"mode": self.answer.mode, "member": chosen.name}
+        last = last.model_copy(
+            update={"metadata": {**(last.metadata or {}), INFO_SOURCE: {"final": final}}}
+        )
+        state.messages = [*self.input_messages, last]
+
+    def _outcome(self, started_at: datetime, root_span: str | None) -> RunOutcome:
+        first = next(iter(self.roster), None)
+        return RunOutcome(
+            members=tuple(
+                MemberEnd(
+                    info=m.info,
+                    state=m.state,
+                    status=m.status,
+                    started=m.started,
+                    ended=m.ended,
+                    error=m.error,
+                    span_id=m.span_id,
+                    delivery=m.delivery or m.info.delivery or "notify",
+                    own_loop=self.wiring.own_loop(m.name),
+                    continue_wired=m.name in self.wiring.continue_wired,
+                    gate_checks=m.gate_checks,
+                    gate_passes=m.gate_passes,
+                    first_pass_time=m.first_pass_time,
+                )
+                for m in self.roster
+            ),
+            answer=self.answer,
+            interrupted=self.interrupted,
+            stop_reason=self.stop_reason,
+            ended_by=self.ended_by,
+            wall_clock=self.now(),
+            started_at=started_at,
+            root_span=root_span,
+            accounts=self.accounts,
+            comm=dict(self.bus.counts),
+            recording_channels=tuple(self.bus.recording_channels),
+            commits=tuple(self.bus.commits),
+            tool_channels=dict(self.wiring.tool_channels),
+            waits=None if self.waits is None else dict(self.waits.counts),
+            channel_tools=self.wiring.has_channel_tools(None if first is None else first.name),
+            view=self.view(),
+        )

@@ -1,0 +1,97 @@
+"""The end of a run: its records written to the sample store and the transcript.
+
+``inspect_swarm:result``, ``inspect_swarm:ledger`` and ``inspect_swarm:metrics`` go to the sample
+store and to the transcript as ``InfoEvent``s (source ``inspect_swarm``).  Called from the run's
+``finally`` path, synchronously, so it completes even when the sample is cancelled.  Each record
+is built and written on its own: whatever a plugin (or a bug) does to one, the others are
+written; a plugin's fault is reported to the run, which fails the sample with it afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from inspect_ai.log import transcript
+from inspect_ai.util import store
+
+from swarm._hooks.calls import RunHooks
+from swarm._report.counters import CommCounts
+from swarm._report.events import RunEvents, index_events, with_malformed_calls
+from swarm._report.ledger import ledger_from
+from swarm._report.metrics import metrics_from
+from swarm._report.outcome import RunOutcome
+from swarm._report.result import Gates, build_result, member_gates
+from swarm.errors import PluginError
+from swarm.records import INFO_SOURCE, LEDGER_KEY, METRICS_KEY, RESULT_KEY, SwarmResult
+from swarm.serialization import unstructure
+
+__all__ = ["write_records"]
+
+logger = logging.getLogger("swarm")
+
+
+def write_records(outcome: RunOutcome, hooks: RunHooks) -> SwarmResult:
+    """Write the three records of a finished run; return the result record."""
+    events = index_events(
+        transcript().events, outcome.root_span, {m.span_id: m.name for m in outcome.members}
+    )
+    comm = with_malformed_calls(outcome.comm, events, outcome.tool_channels)
+    gates = {m.name: member_gates(m, events, outcome.started_at) for m in outcome.members}
+    result = build_result(outcome, gates)
+    write_record(RESULT_KEY, "result", lambda: unstructure(result))
+    write_record(LEDGER_KEY, "ledger", lambda: ledger_from(outcome, events))
+    write_record(METRICS_KEY, "metrics", lambda: _metrics(outcome, events, gates, comm, hooks))
+    hooks.run_ended(outcome.view, result)
+    return result
+
+
+def write_record(key: str, kind: str, build: Callable[[], dict[str, Any]]) -> None:
+    """Build one record and write it to the store and the transcript, whatever the build does."""
+    try:
+        data = build()
+    except Exception as ex:  # a bug of ours must not cost the other records
+        logger.exception("swarm: could not build the %s record", kind)
+        data = {"version": 1, "error": f"the {kind} record could not be built: {ex!r}"}
+    store().set(key, data)
+    transcript().info({"type": kind, **data}, source=INFO_SOURCE)
+
+
+def _metrics(
+    outcome: RunOutcome,
+    events: RunEvents,
+    gates: Mapping[str, Gates],
+    comm: Mapping[tuple[str, str], CommCounts],
+    hooks: RunHooks,
+) -> dict[str, Any]:
+    record = metrics_from(outcome, events, gates, comm)
+    for plugin, extra in hooks.extra_metrics(outcome.view):
+        key = plugin.split(":", 1)[-1]
+        if key in record:
+            fault = PluginError(
+                plugin, "swarm_extra_metrics", f"metrics key {key!r} is the record's own"
+            )
+            hooks.fault(fault)
+            logger.error("%s", fault)
+            continue
+        if not isinstance(extra, PluginError):
+            extra = _json_ready(plugin, extra)
+        if isinstance(extra, PluginError):
+            hooks.fault(extra)
+            record[key] = {"error": extra.message}
+        else:
+            record[key] = extra
+    return record
+
+
+def _json_ready(plugin: str, extra: dict[str, Any]) -> dict[str, Any] | PluginError:
+    """The plugin's figures if they are plain JSON (no NaN or infinity), else its fault."""
+    try:
+        json.dumps(extra, allow_nan=False)
+    except (TypeError, ValueError) as ex:
+        return PluginError(
+            plugin, "swarm_extra_metrics", f"returned figures that are not plain JSON: {ex}"
+        )
+    return extra

@@ -1,0 +1,197 @@
+"""The run's members: each one's mutable state, and the roster, which can grow while it runs.
+
+A member's ``view`` (the frozen ``MemberView`` decision hooks see) is rebuilt on demand after any
+change to what it shows, so no code has to remember to refresh it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from shortuuid import uuid as shortuuid
+
+from swarm._spec.roster import MemberSpec, RosterEntry
+from swarm.records import Delivery, MemberInfo, MemberState, MemberView
+
+if TYPE_CHECKING:
+    import anyio
+    from inspect_ai.agent import AgentState
+
+    from swarm._inspect.private import UsageTap
+
+__all__ = ["Roster", "RunMember"]
+
+# the attributes a MemberView shows: changing one makes the view stale
+_VIEWED = frozenset(
+    {"info", "state", "status", "started", "ended", "delivery", "gate_checks", "gate_passes"}
+)
+
+
+class RunMember:
+    """The runtime's mutable record of one member."""
+
+    __slots__ = (
+        "_view",
+        "agent_state",
+        "delivery",
+        "ended",
+        "entry",
+        "error",
+        "exception",
+        "first_pass_time",
+        "gate_checks",
+        "gate_passes",
+        "info",
+        "scope",
+        "span_id",
+        "started",
+        "state",
+        "status",
+        "tap",
+        "verified",
+    )
+
+    def __init__(self, entry: RosterEntry) -> None:
+        self._view: MemberView | None = None
+        self.entry = entry
+        self.info: MemberInfo = entry.info
+        self.state: MemberState = "pending"
+        self.status: str | None = None
+        self.started: float | None = None
+        self.ended: float | None = None
+        self.error: str | None = None
+        self.exception: BaseException | None = None
+        self.gate_checks = 0
+        self.gate_passes = 0
+        self.first_pass_time: float | None = None
+        self.verified: bool | None = None
+        self.scope: anyio.CancelScope | None = None
+        self.agent_state: AgentState | None = None
+        self.delivery: Delivery | None = None
+        self.span_id = f"swarm-member-{shortuuid()}"
+        self.tap: UsageTap | None = None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        if name in _VIEWED:
+            object.__setattr__(self, "_view", None)
+
+    @property
+    def name(self) -> str:
+        """The member's name."""
+        return self.info.name
+
+    @property
+    def view(self) -> MemberView:
+        """The member as decision hooks see it now."""
+        view = self._view
+        if view is None:
+            info = self.info
+            view = MemberView(
+                name=info.name,
+                role=info.role,
+                index=info.index,
+                parent=info.parent,
+                depth=info.depth,
+                state=self.state,
+                status=self.status,
+                started=self.started,
+                ended=self.ended,
+                delivery=self.delivery or info.delivery,
+                gate_checks=self.gate_checks,
+                gate_passes=self.gate_passes,
+            )
+            object.__setattr__(self, "_view", view)
+        return view
+
+
+class Roster:
+    """Every member of one run, in the order they joined: the roster's, then any that join
+    while it runs (``add``).  Names are unique."""
+
+    def __init__(self, entries: Sequence[RosterEntry]) -> None:
+        self.members: list[RunMember] = []
+        self._by_name: dict[str, RunMember] = {}
+        self._running = 0
+        for entry in entries:
+            self._append(RunMember(entry))
+
+    def _append(self, member: RunMember) -> RunMember:
+        if member.name in self._by_name:
+            raise ValueError(f"member name {member.name!r} is taken")
+        self.members.append(member)
+        self._by_name[member.name] = member
+        return member
+
+    def add(
+        self,
+        spec: MemberSpec,
+        name: str,
+        *,
+        parent: str | None,
+        depth: int,
+        role: str | None = None,
+        delivery: Delivery | None = None,
+    ) -> RunMember:
+        """A new member joining the running swarm, at the end of the roster.
+
+        ``ValueError`` when the name is taken (callers pick a free one: ``free_name``).
+        """
+        info = MemberInfo(
+            name=name,
+            role=role if role is not None else spec.role,
+            index=len(self.members),
+            parent=parent,
+            depth=depth,
+            delivery=delivery if delivery is not None else spec.delivery,
+        )
+        return self._append(RunMember(RosterEntry(spec=spec, info=info)))
+
+    def free_name(self, wanted: str) -> str:
+        """``wanted`` if no member has it, else ``wanted~2``, ``wanted~3``... (the first free)."""
+        if wanted not in self._by_name:
+            return wanted
+        n = 2
+        while f"{wanted}~{n}" in self._by_name:
+            n += 1
+        return f"{wanted}~{n}"
+
+    def __iter__(self) -> Iterator[RunMember]:
+        return iter(self.members)
+
+    def __len__(self) -> int:
+        return len(self.members)
+
+    def __getitem__(self, name: str) -> RunMember:
+        return self._by_name[name]
+
+    def get(self, name: str | None) -> RunMember | None:
+        """The member called ``name``, or ``None``."""
+        return None if name is None else self._by_name.get(name)
+
+    def views(self) -> tuple[MemberView, ...]:
+        """Every member's view, in roster order."""
+        return tuple(m.view for m in self.members)
+
+    @property
+    def running(self) -> int:
+        """How many members are running now."""
+        return self._running
+
+    def mark_running(self, member: RunMember, at: float) -> None:
+        """``member`` starts running at ``at``."""
+        member.state = "running"
+        member.started = at
+        self._running += 1
+
+    def mark_ended(self, member: RunMember, status: str, at: float) -> None:
+        """``member`` ended at ``at`` with ``status``."""
+        member.state = "ended"
+        member.status = status
+        member.ended = at
+        self._running -= 1
+
+    def any_pending(self) -> bool:
+        """Whether some member has not started."""
+        return any(m.state == "pending" for m in self.members)

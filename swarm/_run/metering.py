@@ -1,0 +1,44 @@
+"""Inspect hooks: where swarm-eval meets every model call made inside a swarm.
+
+Inspect awaits these hooks in the task that makes the call, so the context variables say which
+run's usage sink and which member the call belongs to.
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+
+from inspect_ai.hooks import BeforeModelGenerate, Hooks, ModelUsageData, hooks
+
+from swarm._accounts.limit_errors import SwarmStopped
+from swarm._run.identity import member_context
+from swarm._run.ports import UsageSink
+
+__all__ = ["SwarmModelHooks", "usage_context"]
+
+usage_context: ContextVar[UsageSink | None] = ContextVar("swarm_usage", default=None)
+
+
+@hooks(name="swarm_eval", description="swarm-eval: meters swarm members' model calls")
+class SwarmModelHooks(Hooks):
+    """Meters every model call made in a swarm, and refuses new ones once it stops."""
+
+    def enabled(self) -> bool:
+        # Inspect asks in the calling task: active only for calls made inside a swarm run,
+        # so evals without a swarm pay nothing for these hooks
+        return usage_context.get() is not None
+
+    async def on_before_model_generate(self, data: BeforeModelGenerate) -> None:
+        sink = usage_context.get()
+        if sink is None or member_context.get() is None:
+            return
+        reason = sink.refusal()
+        if reason is not None:
+            raise SwarmStopped(reason)
+
+    async def on_model_usage(self, data: ModelUsageData) -> None:
+        sink = usage_context.get()
+        if sink is None:
+            return
+        member = member_context.get()
+        sink.record_usage(None if member is None else member.name, data.usage)

@@ -1,0 +1,250 @@
+"""``swarm_wait``: a member sleeps until something it watches changes, and why it woke.
+
+Outcomes: ``news`` (a watched change by another loop, or another member ended), ``all_waiting``
+(every running member's own loop is waiting, so nothing can change), ``stopping`` (the swarm
+began its stop), ``member_ending``, ``timeout``; ``cancelled`` is recorded when a wait is
+cancelled.  A change wakes only the waits it concerns: the bus calls ``changed`` once per
+committed record and each wait asks the channels whether the record is news to its loop.
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from typing import Any
+
+import anyio
+from inspect_ai.log import transcript
+from inspect_ai.tool import ToolError
+
+from swarm._hooks.calls import RunHooks
+from swarm._report.counters import WaitCounts
+from swarm._run.bus import Bus
+from swarm._run.ports import RunPort
+from swarm.records import INFO_SOURCE, Record, WaitNews
+
+__all__ = ["OUTCOMES", "Waits", "waits_context"]
+
+OUTCOMES = ("news", "all_waiting", "stopping", "member_ending", "timeout", "cancelled")
+
+waits_context: ContextVar[Waits | None] = ContextVar("swarm_waits", default=None)
+
+
+class _Waiter:
+    __slots__ = ("event", "loop", "member", "own", "path", "released")
+
+    def __init__(self, member: str, loop: str, own: bool, path: str | None) -> None:
+        self.member = member
+        self.loop = loop
+        self.own = own
+        self.path = path
+        self.event = anyio.Event()
+        self.released: str | None = None
+
+    def why(self) -> str | None:
+        """What released the wait (``None`` while it sleeps)."""
+        return self.released
+
+    def release(self, outcome: str) -> None:
+        if self.released is None:
+            self.released = outcome
+        self.event.set()
+
+
+class Waits:
+    """Every wait in progress in one run.
+
+    When every running member's own loop is waiting, ``everyone_waiting`` is set: the run
+    watches it, asks its decision hooks and then releases the waits (``release_all``), so no
+    decision is taken from inside a wait.
+    """
+
+    def __init__(self, port: RunPort, bus: Bus, hooks: RunHooks) -> None:
+        self._port = port
+        self._hooks = hooks
+        self._bus = bus
+        self.everyone_waiting = anyio.Event()
+        self._waiters: dict[str, _Waiter] = {}
+        self._told_ends: dict[str, set[str]] = {}
+        self._ended: list[tuple[str, str]] = []
+        # members whose own loop sleeps in a wait now: "everyone waits" is a count, not a scan
+        self._sleeping: set[str] = set()
+        self.counts: dict[str, WaitCounts] = {}
+        self._ids = 0
+        bus.on_commit(self.changed)
+
+    # -- what wakes a wait ---------------------------------------------------------------------
+
+    def _news(self, w: _Waiter) -> tuple[list[WaitNews], list[tuple[str, str]]]:
+        view = self._port.view()
+        found = self._hooks.wait_news(view, self._bus.member_view(w.member), w.loop, w.path)
+        told = self._told_ends.get(w.loop, set())
+        ends = [
+            (name, status) for name, status in self._ended if name != w.member and name not in told
+        ]
+        return found, ends
+
+    def _release(self, w: _Waiter, outcome: str) -> None:
+        w.release(outcome)
+        if w.own:
+            self._sleeping.discard(w.member)
+
+    def changed(self, record: Record) -> None:
+        """A record was committed: wake the waits it is news to."""
+        for w in list(self._waiters.values()):
+            if w.loop != record.loop and self._news(w)[0]:
+                self._release(w, "news")
+
+    def member_ended(self, name: str, status: str) -> None:
+        """A member ended: that is news to every other wait; it may leave all others waiting."""
+        self._ended.append((name, status))
+        for w in list(self._waiters.values()):
+            if w.member == name and w.own:
+                self._release(w, "member_ending")
+            elif w.member != name:
+                self._release(w, "news")
+        self._check_all_waiting()
+
+    def stopping(self) -> None:
+        """The swarm began its stop: release every wait."""
+        self.release_all("stopping")
+
+    def waiting(self, member: str) -> bool:
+        """Whether ``member``'s own loop is in a wait now."""
+        return member in self._sleeping
+
+    def all_waiting(self) -> bool:
+        """Whether every running member's own loop is waiting now."""
+        running = self._port.running()
+        return bool(running) and len(self._sleeping) >= running
+
+    def _check_all_waiting(self) -> None:
+        if self.all_waiting():
+            self.everyone_waiting.set()
+
+    def rearm(self) -> None:
+        """A fresh ``everyone_waiting`` (the run took in the last one)."""
+        self.everyone_waiting = anyio.Event()
+
+    def release_all(self, outcome: str) -> None:
+        """Release every wait with ``outcome``."""
+        for w in list(self._waiters.values()):
+            self._release(w, outcome)
+
+    # -- the tool body -------------------------------------------------------------------------
+
+    async def wait(self, path: str | None, timeout: float | None) -> str:
+        """Run one ``swarm_wait`` call for the calling loop and return what the model reads."""
+        loop = self._bus.acting_loop()
+        max_wait = self._bus.max_wait or 600.0
+        effective = max_wait if timeout is None else min(max(float(timeout), 1.0), max_wait)
+        own = not loop.nested
+        if own and self.waiting(loop.member):
+            raise ToolError(f"{loop.member} is already waiting: one wait at a time.")
+        self._ids += 1
+        wait_id = f"x-{self._ids}"
+        waiter = _Waiter(loop.member, loop.span, own, path)
+        started = anyio.current_time()
+        outcome = ""
+        finished = False
+        news: list[WaitNews] = []
+        ends: list[tuple[str, str]] = []
+        key = f"{loop.span}#{wait_id}"
+        try:
+            with anyio.move_on_after(effective):
+                while True:
+                    outcome, news, ends = self._outcome(waiter)
+                    if outcome:
+                        break
+                    waiter.released = None
+                    waiter.event = anyio.Event()
+                    self._waiters[key] = waiter
+                    if own:
+                        self._sleeping.add(waiter.member)
+                        self._check_all_waiting()
+                    await waiter.event.wait()
+                    self._waiters.pop(key, None)
+                    released = waiter.why()
+                    if released in ("all_waiting", "member_ending"):
+                        outcome = released
+                        news, ends = self._news(waiter)
+                        break
+                    if released == "stopping":
+                        outcome = released
+                        break
+            if not outcome:
+                outcome = "timeout"
+            finished = True
+        finally:
+            if self._waiters.pop(key, None) is not None and own:
+                self._sleeping.discard(waiter.member)
+            if not finished:  # cancelled (a hard stop, a member time limit...)
+                outcome = "cancelled"
+            duration = anyio.current_time() - started
+            self._record(wait_id, loop.member, own, path, effective, timeout, duration, outcome)
+        return self._text(outcome, news, ends, waiter, effective)
+
+    def _outcome(self, w: _Waiter) -> tuple[str, list[WaitNews], list[tuple[str, str]]]:
+        if self._bus.closed:
+            return "stopping", [], []
+        news, ends = self._news(w)
+        if news or ends:
+            return "news", news, ends
+        return "", [], []
+
+    def _text(
+        self,
+        outcome: str,
+        news: list[WaitNews],
+        ends: list[tuple[str, str]],
+        w: _Waiter,
+        effective: float,
+    ) -> str:
+        if ends:
+            self._told_ends.setdefault(w.loop, set()).update(name for name, _ in ends)
+        lines = [n.text for n in news] + [f"{name} ended ({status})." for name, status in ends]
+        if outcome == "stopping":
+            return "The swarm is stopping."
+        if outcome == "all_waiting":
+            return " ".join(
+                [
+                    *lines,
+                    "Nothing can change: every member is waiting, has ended or has not started.",
+                ]
+            )
+        if outcome == "member_ending":
+            return f"{w.member} is ending: its own agent has finished."
+        if outcome == "timeout":
+            return f"Nothing you waited for happened in {effective:g} s."
+        return " ".join(lines)
+
+    def _record(
+        self,
+        wait_id: str,
+        member: str,
+        own: bool,
+        path: str | None,
+        effective: float,
+        requested: float | None,
+        duration: float,
+        outcome: str,
+    ) -> None:
+        counts = self.counts.setdefault(member, WaitCounts())
+        counts.waits += 1
+        counts.by_outcome[outcome] = counts.by_outcome.get(outcome, 0) + 1
+        counts.wait_time += duration
+        idle = duration if own else 0.0
+        counts.idle_time += idle
+        data: dict[str, Any] = {
+            "version": 1,
+            "type": "comm",
+            "kind": "waited",
+            "member": member,
+            "wait": wait_id,
+            "nested": not own,
+            "path": path,
+            "timeout": {"requested": requested, "effective": effective},
+            "duration": duration,
+            "idle": idle,
+            "outcome": outcome,
+        }
+        transcript().info(data, source=INFO_SOURCE)

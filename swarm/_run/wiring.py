@@ -1,0 +1,108 @@
+"""What a member's agent is wired to: its own loop, the channels' tools, and its notices.
+
+A member's *own loop* is the first agent loop that resolves ``swarm_tools()`` in its task; every
+other loop acting for it is a subagent's (``nested``).  Tools are resolved once per run for own
+loops and once for nested ones; notices go to own loops only, at turn boundaries, in notify mode.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from contextvars import ContextVar
+from typing import Any
+
+from inspect_ai.tool import ToolDef
+
+from swarm._hooks.calls import RunHooks
+from swarm._run.bus import Bus
+from swarm._run.ports import RunPort
+from swarm.errors import PluginError
+
+__all__ = ["Wiring", "wiring_context"]
+
+
+class Wiring:
+    """One run's wiring: own loops, each loop kind's tools, notices, and what was wired."""
+
+    def __init__(
+        self,
+        port: RunPort,
+        hooks: RunHooks,
+        bus: Bus,
+        channel_names: Sequence[str],
+        extra_tools: Callable[[], list[Any]],
+    ) -> None:
+        self._port = port
+        self._hooks = hooks
+        self._bus = bus
+        self._channel_names = tuple(channel_names)
+        self._extra_tools = extra_tools
+        self._own_loops: dict[str, str] = {}
+        self._tools: dict[bool, list[Any]] = {}
+        # the name a model calls each channel tool by -> its channel (to count malformed calls)
+        self.tool_channels: dict[str, str] = {}
+        self.continue_wired: set[str] = set()
+
+    # -- loops -----------------------------------------------------------------------------------
+
+    def bind_own_loop(self, member: str, span: str) -> str:
+        """The member's own loop: the first loop that resolves ``swarm_tools()``."""
+        return self._own_loops.setdefault(member, span)
+
+    def own_loop(self, member: str) -> str | None:
+        """The member's own loop, once bound."""
+        return self._own_loops.get(member)
+
+    # -- tools -----------------------------------------------------------------------------------
+
+    def member_tools(self, member: str, *, nested: bool) -> list[Any]:
+        """The tools a member's own (or a nested) loop gets from the channels."""
+        tools = self._tools.get(nested)
+        if tools is None:
+            order = {f"channel:{name}": i for i, name in enumerate(self._channel_names)}
+            found = self._hooks.member_tools(
+                self._port.view(), self._port.member_view(member), nested
+            )
+            found.sort(key=lambda pair: order.get(pair[0], len(order)))
+            tools = [t for _, ts in found for t in ts]
+            for plugin, ts in found:
+                kind, _, channel = plugin.partition(":")
+                if kind == "channel":
+                    for t in ts:
+                        self.tool_channels[ToolDef(t).name] = channel
+            tools.extend(self._extra_tools())
+            self._tools[nested] = tools
+        return tools
+
+    def has_channel_tools(self, member: str | None) -> bool:
+        """Whether some channel gives members tools (besides the kernel's own).
+
+        A channel whose hook fails here has already failed the run; it counts as none.
+        """
+        if member is None:
+            return False
+        try:
+            found = self._hooks.member_tools(
+                self._port.view(), self._port.member_view(member), False
+            )
+        except PluginError:
+            return False
+        return any(tools for _, tools in found)
+
+    # -- notices ---------------------------------------------------------------------------------
+
+    def notice_for(self, member: str, span: str) -> tuple[str, dict[str, Any]] | None:
+        """The notice for a member's own loop at a turn boundary, or ``None``."""
+        if self._own_loops.get(member) != span:
+            return None
+        self.continue_wired.add(member)
+        view = self._port.member_view(member)
+        if view.delivery != "notify":
+            return None
+        lines = self._hooks.notice_lines(self._port.view(), view, span)
+        if not lines:
+            return None
+        return self._bus.notice(member, span, lines)
+
+
+wiring_context: ContextVar[Wiring | None] = ContextVar("swarm_wiring", default=None)

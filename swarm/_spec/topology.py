@@ -1,0 +1,305 @@
+"""Topologies: what ``swarm()`` is given (objects, names, mappings or a file) made into a spec.
+
+The same parameters come from Python, from ``-S`` on the Inspect command line (YAML values) and
+from a topology file (YAML or TOML) named by ``config=``.  Unknown keys and bad values raise
+``ConfigError`` with the path of the field.
+"""
+
+from __future__ import annotations
+
+import inspect
+import tomllib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import attrs
+import yaml
+
+from swarm._checks import number_problem
+from swarm._hooks.catalog import PluginCatalog, PluginKind
+from swarm._spec.budget import Budget, budget_from
+from swarm._spec.roster import MemberSpec, checked_member, expand_roster
+from swarm._spec.verifier import resolve_verifier
+from swarm.errors import ConfigError
+
+__all__ = ["PluginSpec", "SwarmSpec", "channel", "controller", "load_topology", "swarm_spec"]
+
+_MEMBER_KEYS = {"agent", "factory", "args", "name", "role", "count", "limits", "delivery"}
+_TOPOLOGY_KEYS = {"members", "controller", "channels", "budget", "on_member_error"}
+
+
+@attrs.frozen(kw_only=True)
+class PluginSpec:
+    """A controller or channel named by its registered name, with the factory's parameters."""
+
+    name: str
+    params: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+def controller(name: str, **params: Any) -> PluginSpec:
+    """Name a registered controller with parameters: ``controller("leaderless", final="last")``."""
+    return PluginSpec(name=name, params=params)
+
+
+def channel(name: str, **params: Any) -> PluginSpec:
+    """Name a registered channel with parameters: ``channel("shared_memory", rate=None)``."""
+    return PluginSpec(name=name, params=params)
+
+
+@attrs.frozen(kw_only=True)
+class SwarmSpec:
+    """A whole topology, checked: members, controller, channels, budget."""
+
+    members: tuple[MemberSpec, ...]
+    controller: PluginSpec
+    channels: tuple[PluginSpec, ...]
+    budget: Budget
+    on_member_error: Literal["continue", "fail"] = "continue"
+
+
+def load_topology(path: str | Path) -> dict[str, Any]:
+    """Read a topology file (``.yaml``, ``.yml`` or ``.toml``) into a mapping."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as ex:
+        raise ConfigError(f"config: cannot read topology file {str(p)!r}: {ex.strerror}") from None
+    try:
+        if p.suffix == ".toml":
+            data: object = tomllib.loads(text)
+        elif p.suffix in (".yaml", ".yml"):
+            data = yaml.safe_load(text)
+        else:
+            raise ConfigError(f"config: {str(p)!r} should end in .yaml, .yml or .toml")
+    except (yaml.YAMLError, tomllib.TOMLDecodeError) as ex:
+        raise ConfigError(f"config: {str(p)!r} is not valid {p.suffix[1:].upper()}: {ex}") from None
+    if not isinstance(data, Mapping):
+        raise ConfigError(
+            f"config: {str(p)!r} must hold a mapping with keys members, controller..."
+        )
+    extra = sorted(set(data) - _TOPOLOGY_KEYS)
+    if extra:
+        raise ConfigError(
+            f"config {str(p)!r}: unknown key(s) {', '.join(map(repr, extra))}; expected some of "
+            f"{', '.join(sorted(_TOPOLOGY_KEYS))}"
+        )
+    return dict(data)
+
+
+def _member_from_mapping(data: Mapping[str, Any], where: str) -> MemberSpec:
+    extra = sorted(set(data) - _MEMBER_KEYS)
+    if extra:
+        raise ConfigError(
+            f"{where}: unknown key(s) {', '.join(map(repr, extra))}; expected some of "
+            f"{', '.join(sorted(_MEMBER_KEYS))}"
+        )
+    agents = [data[k] for k in ("agent", "factory") if k in data]
+    if len(agents) != 1:
+        raise ConfigError(f"{where}: give exactly one of 'agent' or 'factory' (an @agent name)")
+    return checked_member(
+        agents[0],
+        data.get("args"),
+        name=data.get("name"),
+        role=data.get("role"),
+        count=data.get("count", 1),
+        limits=data.get("limits"),
+        delivery=data.get("delivery"),
+        where=where,
+    )
+
+
+def _members(value: object) -> tuple[MemberSpec, ...]:
+    items: Sequence[object]
+    if value is None:
+        raise ConfigError("members: a swarm needs members (member(...), an agent, or a mapping)")
+    if isinstance(value, MemberSpec | Mapping | str) or callable(value):
+        items = [value]
+    elif isinstance(value, Sequence):
+        items = value
+    else:
+        raise ConfigError(f"members: expected members or a list of them, got {value!r}")
+    specs: list[MemberSpec] = []
+    for i, item in enumerate(items):
+        where = f"members[{i}]"
+        if isinstance(item, MemberSpec):  # member() checked it; MemberSpec(...) did not
+            specs.append(
+                checked_member(
+                    item.agent,
+                    item.args,
+                    name=item.name,
+                    role=item.role,
+                    count=item.count,
+                    limits=item.limits,
+                    delivery=item.delivery,
+                    where=where,
+                )
+            )
+        elif isinstance(item, Mapping):
+            specs.append(_member_from_mapping(item, where))
+        elif isinstance(item, str) or callable(item):
+            specs.append(checked_member(item, where=where))
+        else:
+            raise ConfigError(f"{where}: expected member(...), an agent or a mapping, got {item!r}")
+    if not specs:
+        raise ConfigError("members: a swarm needs at least one member")
+    return tuple(specs)
+
+
+def _plugin_spec(value: object, where: str) -> PluginSpec:
+    if isinstance(value, PluginSpec):
+        return value
+    if isinstance(value, str):
+        return PluginSpec(name=value)
+    if isinstance(value, Mapping):
+        if "name" not in value or not isinstance(value["name"], str):
+            raise ConfigError(f"{where}.name: give the registered name, e.g. {{name: leaderless}}")
+        params = {k: v for k, v in value.items() if k != "name"}
+        bad = [k for k in params if not isinstance(k, str)]
+        if bad:
+            raise ConfigError(f"{where}: parameter names must be strings, got {bad[0]!r}")
+        return PluginSpec(name=value["name"], params=params)
+    helper = "channel(...)" if where.startswith("channels") else "controller(...)"
+    raise ConfigError(
+        f"{where}: expected a registered name, a mapping with 'name', or {helper}, got {value!r}"
+    )
+
+
+def check_plugin(
+    catalog: PluginCatalog, kind: PluginKind, spec: PluginSpec, where: str
+) -> PluginSpec:
+    """Resolve ``spec`` in ``catalog`` and check its parameters against the factory.
+
+    The factory is called once here, so that a value it refuses fails before any sample runs,
+    and the attributes the runtime reads from what it builds (a channel's ``rate`` and
+    ``max_wait``, a controller's ``idle_seconds`` and ``verifier``) are checked too.
+    """
+    if not isinstance(spec.name, str):
+        raise ConfigError(f"{where}: expected a registered {kind} name, got {spec.name!r}")
+    if not isinstance(spec.params, Mapping) or not all(isinstance(k, str) for k in spec.params):
+        raise ConfigError(f"{where}: parameters must map names to values, got {spec.params!r}")
+    try:
+        reg = catalog.lookup(kind, spec.name)
+    except ConfigError as ex:
+        raise ConfigError(f"{where}: {ex}") from None
+    try:
+        inspect.signature(reg.factory).bind(**dict(spec.params))
+    except TypeError as ex:
+        raise ConfigError(
+            f"{where}: {kind} {reg.name!r} does not take these parameters: {ex}"
+        ) from None
+    try:
+        built = reg.factory(**dict(spec.params))
+    except ConfigError as ex:
+        raise ConfigError(f"{where}: {ex}") from None
+    except Exception as ex:
+        raise ConfigError(f"{where}: {kind} {reg.name!r} refused its parameters: {ex!r}") from ex
+    _check_runtime_attributes(built, f"{where}: {kind} {reg.name!r}")
+    return PluginSpec(name=reg.name, params=spec.params)
+
+
+def _check_runtime_attributes(built: object, who: str) -> None:
+    """Refuse what a controller or channel object would hand the runtime that it cannot use:
+    a non-finite rate window, wait or idle time, or a verifier that names no scorer."""
+    rate = getattr(built, "rate", None)
+    if rate is not None:
+        ok = isinstance(rate, Sequence) and len(rate) == 2
+        if ok:
+            ok = number_problem(rate[0], whole=True, low=1) is None
+            ok = ok and number_problem(rate[1], low=0, low_open=True) is None
+        if not ok:
+            raise ConfigError(
+                f"{who} has rate {rate!r}: expected (count, seconds), a whole count >= 1 and a "
+                "finite number of seconds > 0"
+            )
+    for attribute in ("max_wait", "idle_seconds"):
+        value = getattr(built, attribute, None)
+        problem = None if value is None else number_problem(value, low=0, low_open=True)
+        if problem is not None:
+            raise ConfigError(f"{who} has {attribute} {value!r}: {problem}")
+    verifier = getattr(built, "verifier", None)
+    if verifier is not None:
+        try:
+            resolve_verifier(verifier)
+        except ConfigError as ex:
+            raise ConfigError(f"{who}: {ex}") from None
+
+
+def swarm_spec(
+    catalog: PluginCatalog,
+    *,
+    members: object = None,
+    controller: object = None,
+    channels: object = None,
+    budget: object = None,
+    on_member_error: object = None,
+    config: str | Path | Mapping[str, Any] | None = None,
+) -> SwarmSpec:
+    """Check every part of a topology and return it as a ``SwarmSpec``.
+
+    Values from ``config`` (a file path or mapping) are used for parameters not given directly;
+    giving one both ways is an error.
+    """
+    given = {
+        "members": members,
+        "controller": controller,
+        "channels": channels,
+        "budget": budget,
+        "on_member_error": on_member_error,
+    }
+    if config is not None:
+        if not isinstance(config, str | Path | Mapping):
+            raise ConfigError(
+                f"config: expected a topology file's path or a mapping, got {config!r}"
+            )
+        data = load_topology(config) if isinstance(config, str | Path) else dict(config)
+        for key, value in data.items():
+            if key not in _TOPOLOGY_KEYS:
+                raise ConfigError(f"config: unknown key {key!r}")
+            if given[key] is not None:
+                raise ConfigError(f"{key}: given both in config and as a parameter; give it once")
+            given[key] = value
+    # only an absent controller means the default: [], false, 0 or {} are mistakes
+    raw_controller = given["controller"]
+    ctrl = _plugin_spec("leaderless" if raw_controller is None else raw_controller, "controller")
+    raw_channels = given["channels"]
+    if raw_channels is None:
+        raw_channels = []
+    if isinstance(raw_channels, str | Mapping | PluginSpec):
+        raw_channels = [raw_channels]
+    if not isinstance(raw_channels, Sequence):
+        raise ConfigError(f"channels: expected a list of channels, got {raw_channels!r}")
+    chans = [
+        check_plugin(catalog, "channel", _plugin_spec(c, f"channels[{i}]"), f"channels[{i}]")
+        for i, c in enumerate(raw_channels)
+    ]
+    names = [c.name for c in chans]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ConfigError(f"channels: {', '.join(dup)} given more than once")
+    budget_value = given["budget"]
+    if budget_value is not None and not isinstance(budget_value, Budget | Mapping):
+        raise ConfigError(f"budget: expected Budget(...) or a mapping, got {budget_value!r}")
+    members = _members(given["members"])
+    roster = expand_roster(members)  # names are checked now, before any sample runs
+    budget = budget_from(budget_value)
+    if isinstance(budget.split, tuple) and len(budget.split) != len(roster):
+        raise ConfigError(
+            f"budget.split: {len(budget.split)} weight(s) for {len(roster)} member(s); give one "
+            "weight per member, in roster order"
+        )
+    mode = given["on_member_error"]
+    if mode is None:
+        mode = "continue"
+    if mode != "continue" and mode != "fail":
+        raise ConfigError(
+            f"on_member_error: expected 'continue' (a member's error ends only that member) or "
+            f"'fail' (it fails the sample), got {mode!r}"
+        )
+    return SwarmSpec(
+        members=members,
+        controller=check_plugin(catalog, "controller", ctrl, "controller"),
+        channels=tuple(chans),
+        budget=budget,
+        on_member_error=mode,
+    )
