@@ -14,6 +14,7 @@ from swarm._hooks.catalog import (
     get_plugin_manager,
     plugin_catalog,
     reset_plugin_catalog,
+    rubric,
 )
 from swarm._hooks.defaults import first_submission, last_submission
 from swarm._report.counters import CommCounts
@@ -109,6 +110,7 @@ __all__ = [
     "member",
     "plugin_catalog",
     "reset_plugin_catalog",
+    "rubric",
     "swarm",
     "swarm_on_continue",
     "swarm_tools",

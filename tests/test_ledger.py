@@ -178,11 +178,11 @@ def fixed(i: int) -> Step:
 
 
 def test_weighted_token_shares_sum_to_the_cap() -> None:
-    from swarm._accounts.caps import SwarmCaps as Caps, shares
+    from swarm._accounts.caps import SwarmCaps, shares
 
-    got = shares(Budget(split=(1, 1, 1)), Caps(tokens=100), ["a", "b", "c"])
+    got = shares(Budget(split=(1, 1, 1)), SwarmCaps(tokens=100), ["a", "b", "c"])
     assert [s.tokens for s in got.values()] == [34, 33, 33]
-    got = shares(Budget(split=(2, 1)), Caps(cost=3.0, tokens=10), ["a", "b"])
+    got = shares(Budget(split=(2, 1)), SwarmCaps(cost=3.0, tokens=10), ["a", "b"])
     assert [s.tokens for s in got.values()] == [7, 3]
     assert [s.cost for s in got.values()] == pytest.approx([2.0, 1.0])
 

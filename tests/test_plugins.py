@@ -595,3 +595,19 @@ def test_raising_observer_is_logged_and_the_run_goes_on(
     assert expected in records[0].getMessage()  # Inspect prefixes the sample's id
     assert records[0].exc_info is not None
     assert isinstance(records[0].exc_info[1], RuntimeError)
+
+
+def test_a_registered_rubric_is_built_by_name() -> None:
+    from swarm import ConfigError, hookimpl, rubric
+
+    class Rubrics:
+        @hookimpl
+        def swarm_register_rubrics(self, register: Any) -> None:
+            register("strict", lambda threshold=1.0: ("scorer", threshold))
+
+    catalog = in_test_catalog(rubrics=Rubrics())
+    assert rubric("strict", plugins=catalog, threshold=0.5) == ("scorer", 0.5)
+    with pytest.raises(ConfigError, match="unknown rubric 'loose'; registered rubrics: strict"):
+        rubric("loose", plugins=catalog)
+    with pytest.raises(ConfigError, match="rubric 'strict' does not take these parameters"):
+        rubric("strict", plugins=catalog, bogus=1)

@@ -25,8 +25,8 @@ API (every refusal is a ``BoardError(control, message)``; ``control`` is one of 
 - ``view(path_or_id, *, member, loop, view_range=None) -> Viewed``: a fenced file (marks that
   version seen by ``loop``), a listing (marks nothing), or a tombstone's one line; ``.files``
   says what was read, for evidence.
-- ``status_line(loop) -> str | None``, ``notice(loop) -> NoticeLine | None`` (covers what it
-  names until it changes again), ``wait_news(loop, path_filter) -> WaitNews | None``,
+- ``status_line(loop) -> str | None``, ``notice(loop) -> BoardNotice | None`` (covers what it
+  names until it changes again), ``wait_news(loop, path_filter) -> BoardNews | None``,
   ``news(loop) -> tuple[str, ...]``: what is news to ``loop``.
 - ``get(path_or_id) -> FileInfo | None``, ``files() -> tuple[FileInfo, ...]``, ``file_count``,
   ``total_bytes``, ``bounds``; ``path_error(path) -> str | None`` checks the grammar alone.
@@ -54,15 +54,15 @@ from ._board_types import (
     ID_RE,
     Applied,
     BoardError,
+    BoardNews,
+    BoardNotice,
     Bounds,
     FileChange,
     FileInfo,
     FileRead,
     FileRef,
-    NoticeLine,
     Plan,
     Viewed,
-    WaitNews,
     path_error,
 )
 
@@ -77,10 +77,10 @@ __all__ = [
     "FileInfo",
     "FileRead",
     "FileRef",
-    "NoticeLine",
+    "BoardNotice",
     "Plan",
     "Viewed",
-    "WaitNews",
+    "BoardNews",
     "path_error",
 ]
 
@@ -599,7 +599,7 @@ class Board:
         _, labels, _, _ = self._named(loop, lp, lp.pending)
         return text.status_text(labels)
 
-    def notice(self, loop: str) -> NoticeLine | None:
+    def notice(self, loop: str) -> BoardNotice | None:
         """The notice line for what changed since the last notice, or ``None``.
 
         A notice covers what it names: the next one omits a file until another loop changes it
@@ -611,9 +611,9 @@ class Board:
         files, labels, writers, first = self._named(loop, lp, lp.unnotified)
         lp.unnotified.clear()
         refs = tuple(FileRef(file=f.id, version=f.version, record=f.record) for f in files)
-        return NoticeLine(text=text.notice_text(labels, writers, first), files=refs)
+        return BoardNotice(text=text.notice_text(labels, writers, first), files=refs)
 
-    def wait_news(self, loop: str, path_filter: str | None) -> WaitNews | None:
+    def wait_news(self, loop: str, path_filter: str | None) -> BoardNews | None:
         """News for a wait on a path, directory or id (``None``: the whole board), or ``None``.
 
         Reports until ``loop`` views what it names; it does not cover notices.  An invalid
@@ -633,4 +633,4 @@ class Board:
             return None
         files, labels, writers, first = self._named(loop, lp, ids)
         refs = tuple(FileRef(file=f.id, version=f.version, record=f.record) for f in files)
-        return WaitNews(text=text.wait_text(labels, writers, first), files=refs)
+        return BoardNews(text=text.wait_text(labels, writers, first), files=refs)

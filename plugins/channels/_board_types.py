@@ -27,10 +27,10 @@ __all__ = [
     "FileInfo",
     "FileRead",
     "FileRef",
-    "NoticeLine",
+    "BoardNotice",
     "Plan",
     "Viewed",
-    "WaitNews",
+    "BoardNews",
     "path_error",
 ]
 
@@ -222,7 +222,7 @@ def _ids(files: tuple[FileRef, ...]) -> list[dict[str, Any]]:
 
 
 @attrs.frozen(kw_only=True)
-class NoticeLine:
+class BoardNotice:
     """The shared-memory line of a notice and the files it covers."""
 
     text: str
@@ -235,7 +235,7 @@ class NoticeLine:
 
 
 @attrs.frozen(kw_only=True)
-class WaitNews:
+class BoardNews:
     """The news line of a ``swarm_wait`` result and the files it names."""
 
     text: str

@@ -5,6 +5,7 @@ the checks of caps, shares and member limits after every completed call.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from inspect_ai.model import ModelUsage
 from inspect_ai.util import SampleLimits
@@ -45,11 +46,22 @@ class Accounts:
         }
         self._usage_at_start: dict[str, ModelUsage] = {}
         self.in_final = False
+        # whose share each member spends from, and each share owner's tokens and cost so far
+        self.share_owner: dict[str, str] = {}
+        self._spent: dict[str, list[Any]] = {}
 
-    def add_member(self, name: str, limits: MemberLimits) -> None:
-        """Open a meter for a member (roster or spawned)."""
+    def add_member(self, name: str, limits: MemberLimits, *, share_of: str | None = None) -> None:
+        """Open a meter for a member: a roster member, or one that joins the running swarm.
+
+        With a split budget, shares are fixed for the roster when the run begins; a member that
+        joins later (``share_of`` its parent) spends from the share its parent spends from, so
+        the roster's shares still sum to the cap and nothing is redistributed.
+        """
         self.members[name] = UsageMeter()
         self.limits[name] = limits
+        owner = self.share_owner.get(share_of, name) if share_of is not None else name
+        self.share_owner[name] = owner
+        self._spent.setdefault(owner, [0, 0.0])
 
     def begin(self, limits: SampleLimits, roster: Iterable[str]) -> None:
         """Derive caps and shares from the sample's limits; snapshot the sample's usage."""
@@ -92,6 +104,7 @@ class Accounts:
         if suspended:
             meter.add_suspended(usage)
             self._live_cost += usage.total_cost or 0.0
+            self._spent[self.share_owner[member]][1] += usage.total_cost or 0.0
         else:
             if metered is None:
                 metered = meter.usage + usage
@@ -111,7 +124,11 @@ class Accounts:
             metered.total_cost == meter.usage.total_cost
         ):
             return
-        self._live(usage_minus(metered, meter.usage))
+        delta = usage_minus(metered, meter.usage)
+        self._live(delta)
+        spent = self._spent[self.share_owner[member]]
+        spent[0] += delta.total_tokens
+        spent[1] += delta.total_cost or 0.0
         meter.usage = metered
 
     def _live(self, delta: ModelUsage) -> None:
@@ -129,12 +146,14 @@ class Accounts:
             if caps.cost is not None and self._live_cost >= caps.cost:
                 self._cap_reached = True
                 return SwarmCapReached("cost", self._live_cost, caps.cost)
-        share = self.shares.get(member)
+        owner = self.share_owner[member]
+        share = self.shares.get(owner)
         if share is not None:
-            if share.tokens is not None and meter.tokens >= share.tokens:
-                return ShareExhausted(member, "token", meter.tokens, share.tokens)
-            if share.cost is not None and meter.cost >= share.cost:
-                return ShareExhausted(member, "cost", meter.cost, share.cost)
+            tokens, cost = self._spent[owner]
+            if share.tokens is not None and tokens >= share.tokens:
+                return ShareExhausted(member, "token", tokens, share.tokens)
+            if share.cost is not None and cost >= share.cost:
+                return ShareExhausted(member, "cost", cost, share.cost)
         own = self.limits[member]
         if own.token is not None and meter.tokens >= own.token:
             return MemberLimitReached(member, "token", meter.tokens, own.token)

@@ -17,6 +17,7 @@ Environment switches (read when the default catalog is first built):
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import re
 from collections.abc import Callable, Iterable
@@ -39,6 +40,7 @@ __all__ = [
     "get_plugin_manager",
     "plugin_catalog",
     "reset_plugin_catalog",
+    "rubric",
 ]
 
 ENTRY_POINT_GROUP = "swarm"
@@ -293,6 +295,25 @@ def plugin_catalog() -> PluginCatalog:
             allow=_env_list("SWARM_LOAD_PLUGINS"),
         )
     return _default
+
+
+def rubric(name: str, /, *, plugins: PluginCatalog | None = None, **params: Any) -> Any:
+    """Build the scoring rubric registered as ``name`` with ``params``: an Inspect ``Scorer``.
+
+    ``name`` is a built-in's name (``"fanout"``) or a third-party ``dist/name`` (a bare name finds
+    it when only one distribution has it).  ``plugins`` is the catalog to look in (default: the
+    process-wide one).
+
+    Raises:
+        ConfigError: no rubric of that name, or parameters its factory refuses.
+    """
+    catalog = plugins or plugin_catalog()
+    reg = catalog.lookup("rubric", name)
+    try:
+        inspect.signature(reg.factory).bind(**params)
+    except TypeError as ex:
+        raise ConfigError(f"rubric {reg.name!r} does not take these parameters: {ex}") from None
+    return reg.factory(**params)
 
 
 def reset_plugin_catalog() -> None:

@@ -22,7 +22,7 @@ from typing import Any, Literal
 import anyio
 from inspect_ai.agent import AgentState
 from inspect_ai.log import transcript
-from inspect_ai.model import ChatMessage, ModelOutput, ModelUsage
+from inspect_ai.model import ChatMessage, ModelUsage
 from inspect_ai.util import sample_limits
 
 from swarm._accounts.accounts import Accounts
@@ -31,10 +31,10 @@ from swarm._accounts.pricing import check_prices
 from swarm._hooks.calls import RunHooks
 from swarm._hooks.catalog import PluginCatalog
 from swarm._inspect.private import current_span_id, token_metering_suspended
-from swarm._report.outcome import MemberEnd, RunOutcome
+from swarm._run.answer import AnswerChoice
 from swarm._run.assembly import instantiate, run_plugin_manager
 from swarm._run.bus import Bus, ChannelSettings, RateControl, bus_context
-from swarm._run.finish import write_records
+from swarm._run.finish import run_outcome, write_records
 from swarm._run.member_task import MemberRunner
 from swarm._run.members import Roster, RunMember
 from swarm._run.metering import usage_context
@@ -42,15 +42,15 @@ from swarm._run.preamble import preamble
 from swarm._run.status import ended_by, log_others
 from swarm._run.tools import swarm_wait
 from swarm._run.waits import Waits, waits_context
+from swarm._run.watchers import Watchers
 from swarm._run.wiring import Wiring, wiring_context
-from swarm._spec.roster import expand_roster
+from swarm._spec.roster import MemberSpec, expand_roster
 from swarm._spec.topology import SwarmSpec
 from swarm._spec.verifier import resolve_verifier
 from swarm.errors import MemberErrors, PluginError, SwarmError
 from swarm.records import (
     INFO_SOURCE,
     TOPOLOGY_REASONS,
-    Answer,
     Decision,
     MemberEnded,
     MemberSubmitted,
@@ -109,12 +109,11 @@ class SwarmRun:
         self.interrupted = False
         self.ended_by: str | None = None
         self._last_activity = 0.0
-        self._watchers: list[anyio.CancelScope] = []
+        self.watchers = Watchers(self)
         self._t0 = 0.0
         self._tg: anyio.abc.TaskGroup | None = None
         self._all_ended: anyio.Event | None = None
-        self._chosen: Answer | None = None
-        self.answer: Answer = Answer(member=None, mode=None, reason="no_submissions")
+        self.answers = AnswerChoice(self.roster, self.hooks)
 
     # -- the ports: what the services see -------------------------------------------------------
 
@@ -149,6 +148,10 @@ class SwarmRun:
         """Something happened (a record, a model call, a member start or end)."""
         self._last_activity = self.now()
 
+    def idle_since(self) -> float:
+        """When something last happened."""
+        return self._last_activity
+
     def record_usage(self, member: str | None, usage: ModelUsage) -> None:
         """Meter a completed call made in this run; raise the limit error it must end with."""
         self.activity()
@@ -162,7 +165,7 @@ class SwarmRun:
         if error is None:
             return
         if error.status == "swarm_cap" and not self.stopping:
-            self._stop("swarm_cap")
+            self.stop("swarm_cap")
         # raised into the call, so the output's tool calls do not run
         raise error
 
@@ -186,6 +189,16 @@ class SwarmRun:
             caps=self.accounts.caps,
             instructions=[text for _, text in found],
         )
+
+    def join(self, spec: MemberSpec, wanted: str, *, parent: str | None) -> RunMember:
+        """A member joins the running swarm (pending until started): named ``wanted``, or its
+        first free variant (``wanted~2``...), one level deeper than its parent, with its own
+        account, spending from its parent's share when the budget is split."""
+        above = self.roster.get(parent)
+        depth = 0 if above is None else above.info.depth + 1
+        m = self.roster.add(spec, self.roster.free_name(wanted), parent=parent, depth=depth)
+        self.accounts.add_member(m.name, spec.limits, share_of=parent)
+        return m
 
     def fail(self, error: SwarmError) -> None:
         """End the run as failed: ``error`` becomes the sample's error once the records are
@@ -212,12 +225,17 @@ class SwarmRun:
             check_prices(specs, all_members=self.accounts.caps.cost is not None)
             async with anyio.create_task_group() as tg:
                 self._tg = tg
-                self._start_watchers(tg)
+                self.watchers.start(
+                    tg,
+                    time_cap=self.accounts.caps.time,
+                    idle_seconds=self.idle_seconds,
+                    waits=self.waits,
+                )
                 view = self.view()
                 self.hooks.run_started(view)
                 self._apply(self.hooks.start(view), "swarm_start")
                 if self.roster.running == 0 and not self.stopping:
-                    self._stop("all_done")
+                    self.stop("all_done")
             if self.failure is not None:  # the run cancelled itself for it
                 raise self.failure
         except BaseException as ex:
@@ -279,11 +297,11 @@ class SwarmRun:
             if m is None or m.status != "submitted":
                 why = f"chose member {decision.answer!r} as the answer, but it has not submitted"
                 raise self.hooks.fault(PluginError(plugin, hook, why))
-            self._chosen = Answer(member=m.name, mode="controller", reason=decision.reason)
-            self.refresh_answer()
+            self.answers.choose(m.name, decision.reason)
+            self.answers.refresh(self.view())
         if decision.stop is not None:
             reason = decision.stop
-            self._stop(reason if reason in TOPOLOGY_REASONS else f"controller:{reason}")
+            self.stop(reason if reason in TOPOLOGY_REASONS else f"controller:{reason}")
 
     def _start(self, m: RunMember) -> None:
         assert self._tg is not None
@@ -309,53 +327,14 @@ class SwarmRun:
             if not self.stopping:
                 self._apply(self.hooks.on_member_end(self.view(), event), "swarm_on_member_end")
         self.hooks.member_ended(self.view(), event)
-        self.refresh_answer()
+        self.answers.refresh(self.view())
         if self.waits is not None:
             self.waits.member_ended(m.name, status)
         if self.roster.running == 0:
             if self._all_ended is not None:
                 self._all_ended.set()
             if not self.roster.any_pending():
-                for scope in self._watchers:
-                    scope.cancel()
-
-    # -- watchers: the time cap, idleness, everyone waiting ------------------------------------
-
-    def _start_watchers(self, tg: anyio.abc.TaskGroup) -> None:
-        if self.accounts.caps.time is not None:
-            tg.start_soon(self._time_cap, self.accounts.caps.time, name="swarm time cap")
-        if self.idle_seconds is not None:
-            tg.start_soon(self._idle_watch, self.idle_seconds, name="swarm idle watch")
-        if self.waits is not None:
-            tg.start_soon(self._waits_watch, self.waits, name="swarm waits watch")
-
-    async def _time_cap(self, seconds: float) -> None:
-        with anyio.CancelScope() as scope:
-            self._watchers.append(scope)
-            await anyio.sleep(seconds)
-            self._stop("swarm_time")
-
-    async def _idle_watch(self, seconds: float) -> None:
-        with anyio.CancelScope() as scope:
-            self._watchers.append(scope)
-            while not self.stopping:
-                await anyio.sleep(max(0.0, self._last_activity + seconds - self.now()))
-                idle = self.now() - self._last_activity
-                if idle >= seconds and not self.stopping:
-                    self.quiescent("idle", idle)
-                    self._last_activity = self.now()
-
-    async def _waits_watch(self, waits: Waits) -> None:
-        """Every running member's own loop waits: ask the hooks, then release the waits (a stop
-        has released them as ``stopping`` already)."""
-        with anyio.CancelScope() as scope:
-            self._watchers.append(scope)
-            while not self.stopping:
-                await waits.everyone_waiting.wait()
-                waits.rearm()
-                if waits.all_waiting() and not self.stopping:
-                    self.quiescent("all_waiting", 0.0)
-                    waits.release_all("all_waiting")
+                self.watchers.cancel()
 
     def quiescent(self, reason: Literal["all_waiting", "idle"], idle: float) -> None:
         """Nothing can change: ask the decision hooks (they may stop with ``quiescence``)."""
@@ -363,10 +342,14 @@ class SwarmRun:
             return
         event = Quiescent(reason=reason, time=self.now(), idle=idle)
         self._apply(self.hooks.on_quiescence(self.view(), event), "swarm_on_quiescence")
+        if reason == "idle":
+            self.activity()  # the idle time counts again from this decision
 
     # -- stopping -------------------------------------------------------------------------------
 
-    def _stop(self, reason: str) -> None:
+    def stop(self, reason: str) -> None:
+        """Begin the stop: refuse new calls and writes, release the waits, then cancel whoever
+        is still running after the grace."""
         if self.stopping:
             return
         self.stopping = True
@@ -386,8 +369,7 @@ class SwarmRun:
         self.bus.close()
         if self.waits is not None:
             self.waits.stopping()
-        for scope in self._watchers:
-            scope.cancel()
+        self.watchers.cancel()
         self._all_ended = anyio.Event()
         if self.roster.running == 0:
             self._all_ended.set()
@@ -404,86 +386,27 @@ class SwarmRun:
 
     # -- the answer and the records -------------------------------------------------------------
 
-    def refresh_answer(self) -> None:
-        """Choose the answer as of now (provisional until the run ends)."""
-        answer = self._chosen
-        decided = None
-        if answer is None:
-            decided = self.hooks.choose_answer(self.view())
-            answer = decided[1] if decided is not None else None
-        if answer is None or answer.member is None:
-            answer = Answer(member=None, mode=None, reason="no_submissions")
-        else:
-            m = self.roster.get(answer.member)
-            if m is None or m.status != "submitted":
-                plugin = decided[0] if decided else "<controller>"
-                why = f"chose member {answer.member!r}, which has not submitted"
-                raise self.hooks.fault(PluginError(plugin, "swarm_choose_answer", why))
-        self.answer = answer
-
-    @property
-    def output(self) -> ModelOutput:
-        """The answer's output (provisional until the run ends)."""
-        chosen = self.roster.get(self.answer.member)
-        if chosen is not None and chosen.agent_state is not None:
-            return chosen.agent_state.output
-        return ModelOutput()
-
     def _finish(self, state: AgentState, started_at: datetime, root_span: str | None) -> None:
         try:
-            self.refresh_answer()
+            self.answers.refresh(self.view())
         except PluginError:
             logger.exception("answer selection failed while the swarm ended")
-        state.output = self.output
+        state.output = self.answers.output
         if not self.interrupted:
-            self._final_conversation(state)
-        write_records(self._outcome(started_at, root_span), self.hooks)
-
-    def _final_conversation(self, state: AgentState) -> None:
-        chosen = self.roster.get(self.answer.member)
-        if chosen is None or chosen.agent_state is None or not chosen.agent_state.output.choices:
-            return
-        last = chosen.agent_state.output.message
-        final = {"mode": self.answer.mode, "member": chosen.name}
-        last = last.model_copy(
-            update={"metadata": {**(last.metadata or {}), INFO_SOURCE: {"final": final}}}
-        )
-        state.messages = [*self.input_messages, last]
-
-    def _outcome(self, started_at: datetime, root_span: str | None) -> RunOutcome:
-        first = next(iter(self.roster), None)
-        return RunOutcome(
-            members=tuple(
-                MemberEnd(
-                    info=m.info,
-                    state=m.state,
-                    status=m.status,
-                    started=m.started,
-                    ended=m.ended,
-                    error=m.error,
-                    span_id=m.span_id,
-                    delivery=m.delivery or m.info.delivery or "notify",
-                    own_loop=self.wiring.own_loop(m.name),
-                    continue_wired=m.name in self.wiring.continue_wired,
-                    gate_checks=m.gate_checks,
-                    gate_passes=m.gate_passes,
-                    first_pass_time=m.first_pass_time,
-                )
-                for m in self.roster
-            ),
-            answer=self.answer,
+            self.answers.final_conversation(state, self.input_messages)
+        outcome = run_outcome(
+            self.roster,
+            self.wiring,
+            self.bus,
+            self.waits,
+            self.accounts,
+            answer=self.answers.answer,
             interrupted=self.interrupted,
             stop_reason=self.stop_reason,
             ended_by=self.ended_by,
             wall_clock=self.now(),
             started_at=started_at,
             root_span=root_span,
-            accounts=self.accounts,
-            comm=dict(self.bus.counts),
-            recording_channels=tuple(self.bus.recording_channels),
-            commits=tuple(self.bus.commits),
-            tool_channels=dict(self.wiring.tool_channels),
-            waits=None if self.waits is None else dict(self.waits.counts),
-            channel_tools=self.wiring.has_channel_tools(None if first is None else first.name),
             view=self.view(),
         )
+        write_records(outcome, self.hooks)

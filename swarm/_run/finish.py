@@ -12,23 +12,37 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import Any
 
 from inspect_ai.log import transcript
 from inspect_ai.util import store
 
+from swarm._accounts.accounts import Accounts
 from swarm._hooks.calls import RunHooks
 from swarm._report.counters import CommCounts
 from swarm._report.events import RunEvents, index_events, with_malformed_calls
 from swarm._report.ledger import ledger_from
 from swarm._report.metrics import metrics_from
-from swarm._report.outcome import RunOutcome
+from swarm._report.outcome import MemberEnd, RunOutcome
 from swarm._report.result import Gates, build_result, member_gates
+from swarm._run.bus import Bus
+from swarm._run.members import Roster
+from swarm._run.waits import Waits
+from swarm._run.wiring import Wiring
 from swarm.errors import PluginError
-from swarm.records import INFO_SOURCE, LEDGER_KEY, METRICS_KEY, RESULT_KEY, SwarmResult
+from swarm.records import (
+    INFO_SOURCE,
+    LEDGER_KEY,
+    METRICS_KEY,
+    RESULT_KEY,
+    Answer,
+    SwarmResult,
+    SwarmView,
+)
 from swarm.serialization import unstructure
 
-__all__ = ["write_records"]
+__all__ = ["run_outcome", "write_records"]
 
 logger = logging.getLogger("swarm")
 
@@ -95,3 +109,58 @@ def _json_ready(plugin: str, extra: dict[str, Any]) -> dict[str, Any] | PluginEr
             plugin, "swarm_extra_metrics", f"returned figures that are not plain JSON: {ex}"
         )
     return extra
+
+
+def run_outcome(
+    roster: Roster,
+    wiring: Wiring,
+    bus: Bus,
+    waits: Waits | None,
+    accounts: Accounts,
+    *,
+    answer: Answer,
+    interrupted: bool,
+    stop_reason: str | None,
+    ended_by: str | None,
+    wall_clock: float,
+    started_at: datetime,
+    root_span: str | None,
+    view: SwarmView,
+) -> RunOutcome:
+    """The run's services' state at its end, as one value for the record builders."""
+    first = next(iter(roster), None)
+    return RunOutcome(
+        members=tuple(
+            MemberEnd(
+                info=m.info,
+                state=m.state,
+                status=m.status,
+                started=m.started,
+                ended=m.ended,
+                error=m.error,
+                span_id=m.span_id,
+                delivery=m.delivery or m.info.delivery or "notify",
+                own_loop=wiring.own_loop(m.name),
+                continue_wired=m.name in wiring.continue_wired,
+                gate_checks=m.gate_checks,
+                gate_passes=m.gate_passes,
+                first_pass_time=m.first_pass_time,
+            )
+            for m in roster
+        ),
+        answer=answer,
+        interrupted=interrupted,
+        stop_reason=stop_reason,
+        ended_by=ended_by,
+        wall_clock=wall_clock,
+        started_at=started_at,
+        root_span=root_span,
+        accounts=accounts,
+        comm=dict(bus.counts),
+        recording_channels=tuple(bus.recording_channels),
+        commits=tuple(bus.commits),
+        tool_channels=dict(wiring.tool_channels),
+        waits=None if waits is None else dict(waits.counts),
+        channel_tools=wiring.has_channel_tools(None if first is None else first.name),
+        view=view,
+    )

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from swarm.analysis._columns import SwarmColumns, require_dataframes
 from swarm.analysis._ledger import (
-    Budget,
     Calls,
-    Caps,
+    LedgerBudget,
+    LedgerCaps,
     MemberLedger,
     Meter,
     SampleLimits,
@@ -23,9 +23,9 @@ from swarm.analysis._ledger import (
 )
 
 __all__ = [
-    "Budget",
+    "LedgerBudget",
     "Calls",
-    "Caps",
+    "LedgerCaps",
     "MemberLedger",
     "Meter",
     "SampleLimits",

@@ -10,9 +10,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from swarm.records import LEDGER_KEY
 
 __all__ = [
-    "Budget",
+    "LedgerBudget",
     "Calls",
-    "Caps",
+    "LedgerCaps",
     "MemberLedger",
     "Meter",
     "SampleLimits",
@@ -71,7 +71,7 @@ class MemberLedger(_Record):
     background_cancelled: int = Field(description="Background tasks cancelled unfinished.")
 
 
-class Budget(_Record):
+class LedgerBudget(_Record):
     """The budget as given."""
 
     cost: float | None
@@ -82,7 +82,7 @@ class Budget(_Record):
     grace: float
 
 
-class Caps(_Record):
+class LedgerCaps(_Record):
     """The caps the swarm applied (null: no cap)."""
 
     cost: float | None = Field(description="Dollars.")
@@ -105,8 +105,8 @@ class SwarmLedger(_Record):
     """The ``inspect_swarm:ledger`` record (version 1): the swarm's accounting."""
 
     version: Literal[1] = Field(description="Record version.")
-    budget: Budget = Field(description="The Budget as given.")
-    caps: Caps = Field(description="Caps applied.")
+    budget: LedgerBudget = Field(description="The budget as given.")
+    caps: LedgerCaps = Field(description="Caps applied.")
     sample_limits: SampleLimits = Field(description="Sample limits at the swarm's start.")
     members: list[MemberLedger] = Field(description="One entry per member, roster order.")
     runtime: Meter = Field(description="The controller's own calls.")

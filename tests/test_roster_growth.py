@@ -1,0 +1,96 @@
+"""The roster can grow while a swarm runs: a member that joins gets a free name, its parent and
+depth, the next index, its own account, and (with a split budget) spends from its parent's
+share; the swarm's view and every later preamble count it."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+from inspect_ai.model import ModelUsage
+
+from swarm import Budget, MemberLimits, member, plugin_catalog
+from swarm._accounts.accounts import Accounts
+from swarm._accounts.caps import Share, SwarmCaps
+from swarm._accounts.limit_errors import ShareExhausted
+from swarm._run.engine import SwarmRun
+from swarm._run.members import Roster
+from swarm._spec.roster import expand_roster
+from swarm._spec.topology import swarm_spec
+
+from helpers import worker
+
+
+def usage(tokens: int) -> ModelUsage:
+    return ModelUsage(input_tokens=tokens, output_tokens=0, total_tokens=tokens)
+
+
+def test_a_joining_member_gets_a_free_name_its_parent_depth_and_index() -> None:
+    roster = Roster(expand_roster([member(worker, count=2)]))
+    spec = roster["worker-1"].entry.spec
+    child = roster.add(spec, roster.free_name("helper"), parent="worker-1", depth=1)
+    again = roster.add(spec, roster.free_name("helper"), parent="worker-1", depth=1)
+    third = roster.add(spec, roster.free_name("helper"), parent="worker-1", depth=1)
+    assert [m.name for m in roster] == ["worker-1", "worker-2", "helper", "helper~2", "helper~3"]
+    assert (child.info.index, child.info.parent, child.info.depth) == (2, "worker-1", 1)
+    assert (again.info.index, third.info.index) == (3, 4)
+    assert [v.name for v in roster.views()] == [m.name for m in roster]
+    with pytest.raises(ValueError, match="'helper' is taken"):
+        roster.add(spec, "helper", parent=None, depth=0)
+
+
+def test_a_member_view_follows_every_change_without_a_refresh() -> None:
+    roster = Roster(expand_roster([member(worker)]))
+    m = roster["worker"]
+    assert m.view.state == "pending"
+    roster.mark_running(m, 1.5)
+    assert (m.view.state, m.view.started) == ("running", 1.5)
+    m.gate_checks += 1
+    assert m.view.gate_checks == 1
+    roster.mark_ended(m, "submitted", 2.0)
+    assert (m.view.state, m.view.status, m.view.ended, m.view.submitted) == (
+        "ended",
+        "submitted",
+        2.0,
+        True,
+    )
+
+
+def test_a_joining_member_spends_from_its_parents_share() -> None:
+    accounts = Accounts(Budget(tokens=100, split="equal"))
+    accounts.caps = SwarmCaps(tokens=100)
+    for name in ("a", "b"):
+        accounts.add_member(name, MemberLimits())
+    accounts.shares = {"a": Share(tokens=50), "b": Share(tokens=50)}
+    accounts.add_member("a-child", MemberLimits(), share_of="a")
+    accounts.add_member("a-grandchild", MemberLimits(), share_of="a-child")
+    assert accounts.share_owner == {"a": "a", "b": "b", "a-child": "a", "a-grandchild": "a"}
+    assert accounts.record("a-child", usage(20), metered=usage(20)) is None
+    assert accounts.record("a-grandchild", usage(20), metered=usage(20)) is None
+    # a has used nothing itself, but its share (50) now holds 40 of its descendants' tokens
+    error = accounts.record("a", usage(10), metered=usage(10))
+    assert isinstance(error, ShareExhausted) and (error.value, error.limit) == (50, 50)
+    assert accounts.record("b", usage(49), metered=usage(49)) is None
+    assert accounts.swarm.tokens == 99
+
+
+def test_the_view_and_the_preamble_count_a_member_who_joined() -> None:
+    catalog = plugin_catalog()
+    spec = swarm_spec(catalog, members=member(worker, count=2))
+    run = SwarmRun(spec, catalog, [])
+
+    async def main() -> None:
+        lead = run.roster["worker-1"]
+        child = run.join(lead.entry.spec, "worker-1", parent="worker-1")
+        assert child.name == "worker-1~2"
+        view = run.view()
+        assert [m.name for m in view.members] == ["worker-1", "worker-2", "worker-1~2"]
+        assert (view.member("worker-1~2").parent, view.member("worker-1~2").depth) == (
+            "worker-1",
+            1,
+        )
+        assert "worker-1~2" in run.accounts.members
+        assert run.preamble(child).startswith(
+            "You are worker-1~2, one of 3 agents in a swarm working on this task"
+        )
+
+    anyio.run(main)
