@@ -64,12 +64,12 @@ def test_a_joining_member_spends_from_its_parents_share() -> None:
     accounts.add_member("a-child", MemberLimits(), share_of="a")
     accounts.add_member("a-grandchild", MemberLimits(), share_of="a-child")
     assert accounts.share_owner == {"a": "a", "b": "b", "a-child": "a", "a-grandchild": "a"}
-    assert accounts.record("a-child", usage(20), metered=usage(20)) is None
-    assert accounts.record("a-grandchild", usage(20), metered=usage(20)) is None
+    assert accounts.charge("a-child", usage(20), metered=usage(20)) is None
+    assert accounts.charge("a-grandchild", usage(20), metered=usage(20)) is None
     # a has used nothing itself, but its share (50) now holds 40 of its descendants' tokens
-    error = accounts.record("a", usage(10), metered=usage(10))
+    error = accounts.charge("a", usage(10), metered=usage(10))
     assert isinstance(error, ShareExhausted) and (error.value, error.limit) == (50, 50)
-    assert accounts.record("b", usage(49), metered=usage(49)) is None
+    assert accounts.charge("b", usage(49), metered=usage(49)) is None
     assert accounts.swarm.tokens == 99
 
 

@@ -74,7 +74,7 @@ class Accounts:
         """The sample's usage per model since ``begin``."""
         return per_model_delta(self._usage_at_start, sample_model_usage())
 
-    def record(
+    def charge(
         self,
         member: str | None,
         usage: ModelUsage,

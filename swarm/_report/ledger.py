@@ -6,27 +6,14 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-import attrs
 from inspect_ai.model import ModelAPI
 
 from swarm._accounts.accounts import Accounts
 from swarm._accounts.meter import usage_dict, usage_minus, usage_sum
 from swarm._report.events import CallCounts, RunEvents
-from swarm._report.outcome import RunOutcome
+from swarm._report.outcome import MemberEnd, RunOutcome
 
-__all__ = ["MemberOutcome", "build_ledger", "ledger_from", "native_compaction_classes"]
-
-
-@attrs.frozen(kw_only=True)
-class MemberOutcome:
-    """What the ledger needs to know of a member besides its meter and calls."""
-
-    name: str
-    status: str | None
-    cancelled: bool
-    bridged: bool = False
-    background_started: int = 0
-    background_cancelled: int = 0
+__all__ = ["build_ledger", "ledger_from", "native_compaction_classes"]
 
 
 def _subclasses(cls: type) -> list[type]:
@@ -70,7 +57,7 @@ def build_ledger(
     *,
     accounts: Accounts,
     events: RunEvents,
-    members: Sequence[MemberOutcome],
+    members: Sequence[MemberEnd],
     stop_reason: str | None,
     ended_by: str | None,
     interrupted: bool,
@@ -152,10 +139,7 @@ def ledger_from(outcome: RunOutcome, events: RunEvents) -> dict[str, Any]:
     return build_ledger(
         accounts=outcome.accounts,
         events=events,
-        members=[
-            MemberOutcome(name=m.name, status=m.status, cancelled=m.status == "cancelled")
-            for m in outcome.members
-        ],
+        members=outcome.members,
         stop_reason=outcome.stop_reason,
         ended_by=outcome.ended_by,
         interrupted=outcome.interrupted,

@@ -35,11 +35,20 @@ class MemberEnd:
     gate_checks: int = 0
     gate_passes: int = 0
     first_pass_time: float | None = None
+    # bridged members and background work are not run by this version: always the defaults
+    bridged: bool = False
+    background_started: int = 0
+    background_cancelled: int = 0
 
     @property
     def name(self) -> str:
         """The member's name."""
         return self.info.name
+
+    @property
+    def cancelled(self) -> bool:
+        """The swarm or the sample cancelled the member (calls it had in flight are unknown)."""
+        return self.status == "cancelled"
 
 
 @attrs.frozen(kw_only=True)

@@ -156,7 +156,7 @@ class SwarmRun:
         """Meter a completed call made in this run; raise the limit error it must end with."""
         self.activity()
         m = self.roster.get(member)
-        error = self.accounts.record(
+        error = self.accounts.charge(
             member,
             usage,
             metered=None if m is None or m.tap is None else m.tap.usage,
