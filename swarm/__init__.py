@@ -23,6 +23,7 @@ from swarm._run.identity import current_member
 from swarm._run.tools import swarm_on_continue, swarm_tools, swarm_wait
 from swarm._spec.budget import Budget
 from swarm._spec.roster import MemberSpec, member
+from swarm._spec.spawning import Spawning
 from swarm._spec.topology import PluginSpec, channel, controller, load_topology
 from swarm.errors import (
     ConfigError,
@@ -34,7 +35,11 @@ from swarm.errors import (
 )
 from swarm.hookspecs import Register, hookimpl, hookspec
 from swarm.records import (
+    LEDGER_KEY,
+    MESSAGES_KEY,
+    METRICS_KEY,
     RESULT_KEY,
+    SPAWNS_KEY,
     Answer,
     Decision,
     Delivery,
@@ -50,8 +55,11 @@ from swarm.records import (
     MemberView,
     NoticeLine,
     Quiescent,
+    Receipt,
     Record,
     Rejection,
+    SpawnDecision,
+    SpawnRequest,
     SwarmResult,
     SwarmView,
     WaitNews,
@@ -60,7 +68,11 @@ from swarm.records import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "LEDGER_KEY",
+    "MESSAGES_KEY",
+    "METRICS_KEY",
     "RESULT_KEY",
+    "SPAWNS_KEY",
     "Answer",
     "Budget",
     "Bus",
@@ -86,11 +98,15 @@ __all__ = [
     "PluginSource",
     "PluginSpec",
     "Quiescent",
+    "Receipt",
     "Record",
     "RecordRejected",
     "Register",
     "Registration",
     "Rejection",
+    "SpawnDecision",
+    "SpawnRequest",
+    "Spawning",
     "SwarmError",
     "SwarmResult",
     "SwarmView",

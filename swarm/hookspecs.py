@@ -46,8 +46,11 @@ from swarm.records import (
     MemberView,
     NoticeLine,
     Quiescent,
+    Receipt,
     Record,
     Rejection,
+    SpawnDecision,
+    SpawnRequest,
     SwarmResult,
     SwarmView,
     WaitNews,
@@ -239,6 +242,63 @@ def swarm_admit_record(view: SwarmView, record: Record) -> Rejection | None:
     """
 
 
+@hookspec(firstresult=True)
+def swarm_admit_spawn(view: SwarmView, request: SpawnRequest) -> SpawnDecision | None:
+    """Admit or refuse a member's request to spawn a child.
+
+    Stops at first non-None result.  The kernel's default (``trylast``) enforces the topology's
+    ``spawning`` settings: maximum depth, children per parent, live members in the swarm,
+    spawns in total, one live child per requested name, and at most ``retries`` respawns of a
+    name whose child ended.  A plugin can refuse what the defaults would admit, or admit what
+    they would refuse, by returning its own decision.  Requests for a template the member may
+    not spawn, and requests once the swarm is stopping, are refused before this hook.  A
+    refusal is a tool error the model reads and an entry in the spawn ledger.
+
+    :param view: the run now (the parent is running; its children are members with ``parent``
+        set to it).
+    :param request: who asked, for which name, template and task, and the counts the limits
+        are about.
+    :return: ``SpawnDecision.admitted()`` or ``SpawnDecision.refused(reason, message)``;
+        ``None`` to defer.
+
+    .. versionadded:: 0.2
+    """
+
+
+@hookspec(firstresult=True)
+def swarm_deliver_receipt(view: SwarmView, receipt: Receipt) -> bool | None:
+    """Deliver the runtime's receipt for a child that ended.
+
+    Stops at first non-None result.  Called when a spawned member ends.  A channel that can
+    carry receipts (one with a true ``receipts`` attribute, such as ``messages``) delivers it to
+    the parent, unless the child had replied to its parent and ended ``submitted`` (then no
+    receipt is needed), and returns ``True`` either way.  A swarm whose members may spawn has
+    such a channel: the kernel adds ``messages`` when the topology names none.
+
+    :param view: the run now, the child already ended.
+    :param receipt: the child, its parent, how the child ended, and the sentence for the parent.
+    :return: ``True`` once handled; ``None`` when this plugin does not carry receipts.
+
+    .. versionadded:: 0.2
+    """
+
+
+@hookspec(firstresult=True)
+def swarm_replied(view: SwarmView, child: str, parent: str) -> bool | None:
+    """Whether ``child`` has replied to its ``parent`` (for ``list_children``).
+
+    Stops at first non-None result.  Answered by the channel that carries receipts (the
+    ``messages`` channel: a message from the child to the parent).
+
+    :param view: the run now.
+    :param child: a spawned member.
+    :param parent: the member that spawned it.
+    :return: whether it has; ``None`` when this plugin cannot tell.
+
+    .. versionadded:: 0.2
+    """
+
+
 # ---------------------------------------------------------------------------------------------
 # Collectors: every implementation, results gathered
 # ---------------------------------------------------------------------------------------------
@@ -300,6 +360,23 @@ def swarm_wait_news(
     :return: ``WaitNews``; ``None`` when nothing watched has changed for this loop.
 
     .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def swarm_records(view: SwarmView) -> dict[str, dict[str, Any]] | None:
+    """Records a plugin writes to the sample's store when the swarm ends, by store key.
+
+    Every implementation is called once, when the swarm ends, after the kernel's own records.
+    Each record is written to the store under its key and to the transcript as an ``InfoEvent``
+    (source ``inspect_swarm``), like the kernel's; a key that is one of the kernel's own, or a
+    record that is not plain JSON, is an error.  Built-in channels use ``inspect_swarm:<name>``
+    keys; third-party plugins should use keys of their own.
+
+    :param view: the run at its end.
+    :return: a mapping of store key to a JSON-ready record; ``None`` for none.
+
+    .. versionadded:: 0.2
     """
 
 

@@ -17,8 +17,11 @@ from swarm._checks import as_float, as_whole, number_field
 __all__ = [
     "INFO_SOURCE",
     "LEDGER_KEY",
+    "MESSAGES_KEY",
     "METRICS_KEY",
     "RESULT_KEY",
+    "SPAWNS_KEY",
+    "SPAWN_REFUSALS",
     "STATUSES",
     "TOPOLOGY_REASONS",
     "Answer",
@@ -27,8 +30,11 @@ __all__ = [
     "Draft",
     "Loop",
     "NoticeLine",
+    "Receipt",
     "Record",
     "Rejection",
+    "SpawnDecision",
+    "SpawnRequest",
     "WaitNews",
     "FinalMode",
     "FinalRecord",
@@ -57,6 +63,12 @@ LEDGER_KEY = "inspect_swarm:ledger"
 
 METRICS_KEY = "inspect_swarm:metrics"
 """The store key of the metrics: how members acted, communicated and waited."""
+
+SPAWNS_KEY = "inspect_swarm:spawns"
+"""The store key of the spawn ledger: who spawned whom, what was refused, how children ended."""
+
+MESSAGES_KEY = "inspect_swarm:messages"
+"""The store key of the message log: every message and receipt delivered, and when it was seen."""
 
 MemberState = Literal["pending", "running", "ended"]
 """Where a member is in its life: not started, running, or ended."""
@@ -388,3 +400,83 @@ class WaitNews:
     channel: str
     text: str
     ids: tuple[dict[str, Any], ...] = ()
+
+
+# -- what crosses the spawning hooks ----------------------------------------------------------
+
+SPAWN_REFUSALS: frozenset[str] = frozenset(
+    {
+        "max_depth",
+        "max_children",
+        "max_live",
+        "max_spawns",
+        "live_name",
+        "retries",
+        "template",
+        "stopping",
+        "parent_ended",
+    }
+)
+"""Why the kernel refuses a spawn; a plugin's refusal may give any other reason."""
+
+
+@attrs.frozen(kw_only=True)
+class SpawnRequest:
+    """A member asked to spawn a child: what it asked for, and the counts the decision needs.
+
+    ``name`` is the name the parent asked for (the child's member name may differ when a child
+    of that name ended before: ``name~2``).  ``children`` counts the children the parent has
+    spawned so far and ``live_children`` those still running; ``live_members`` the members
+    running in the whole swarm; ``spawns`` the spawns admitted so far in the swarm;
+    ``live_with_name`` whether a running child of this parent already has this name; and
+    ``respawns`` how many children of this parent have had this name before.
+    """
+
+    parent: str
+    name: str
+    template: str
+    task: str
+    depth: int
+    time: float
+    children: int = 0
+    live_children: int = 0
+    live_members: int = 0
+    spawns: int = 0
+    live_with_name: bool = False
+    respawns: int = 0
+
+
+@attrs.frozen(kw_only=True)
+class SpawnDecision:
+    """A decision on a ``SpawnRequest``: admit it, or refuse it with a ``reason`` (a short code
+    recorded in the spawn ledger) and a ``message`` the model reads."""
+
+    admit: bool
+    reason: str | None = None
+    message: str | None = None
+
+    @classmethod
+    def admitted(cls) -> SpawnDecision:
+        """Admit the spawn."""
+        return cls(admit=True)
+
+    @classmethod
+    def refused(cls, reason: str, message: str | None = None) -> SpawnDecision:
+        """Refuse the spawn with ``reason`` (and ``message`` for the model; default: the
+        reason)."""
+        return cls(admit=False, reason=reason, message=message)
+
+
+@attrs.frozen(kw_only=True)
+class Receipt:
+    """The runtime's word to a parent that its child ended: who, how (its member ``status``,
+    and ``error_type`` for an ``errored`` one), and the sentence the parent reads.  A channel
+    that carries receipts delivers it unless the child had replied to its parent and ended
+    ``submitted``."""
+
+    child: str
+    parent: str
+    status: str
+    error_type: str | None
+    text: str
+    time: float

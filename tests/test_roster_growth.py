@@ -90,7 +90,11 @@ def test_the_view_and_the_preamble_count_a_member_who_joined() -> None:
         )
         assert "worker-1~2" in run.accounts.members
         assert run.preamble(child).startswith(
-            "You are worker-1~2, one of 3 agents in a swarm working on this task"
+            "You are worker-1~2, a child member spawned by worker-1 to do the task above, one "
+            "of 3 agents in a swarm"
+        )
+        assert run.preamble(run.roster["worker-2"]).startswith(
+            "You are worker-2, one of 3 agents in a swarm working on this task"
         )
 
     anyio.run(main)

@@ -30,7 +30,10 @@ class Leaderless:
 
     @hookimpl
     def swarm_on_submission(self, view: SwarmView, event: MemberSubmitted) -> Decision | None:
-        return Decision(stop="submitted") if self.stop_on_submission else None
+        # a spawned member's submission answers its parent's task: it stops nothing
+        if not self.stop_on_submission or view.member(event.member).depth > 0:
+            return None
+        return Decision(stop="submitted")
 
     @hookimpl
     def swarm_choose_answer(self, view: SwarmView) -> Answer:

@@ -13,6 +13,7 @@ from swarm._run import metering  # noqa: F401  (registers the model-call hooks w
 from swarm._run.engine import SwarmRun
 from swarm._spec.budget import Budget
 from swarm._spec.roster import MemberSpec
+from swarm._spec.spawning import Spawning
 from swarm._spec.topology import PluginSpec, swarm_spec
 
 __all__ = ["swarm"]
@@ -25,6 +26,8 @@ def swarm(
     channels: Sequence[str | PluginSpec | Mapping[str, Any]] | str | None = None,
     budget: Budget | Mapping[str, Any] | None = None,
     on_member_error: Literal["continue", "fail"] | None = None,
+    templates: Mapping[str, MemberSpec | Mapping[str, Any]] | None = None,
+    spawning: Spawning | Mapping[str, Any] | None = None,
     config: str | Path | Mapping[str, Any] | None = None,
     plugins: PluginCatalog | None = None,
 ) -> Agent:
@@ -42,8 +45,13 @@ def swarm(
             (``errored``) and the others go on; the sample is an error only when every member
             that started errored.  ``"fail"``: the first member error stops the swarm and fails
             the sample (after the records are written).
+        templates: what spawned children run, by template name: ``member(...)`` records or
+            mappings (no name or count; a child is named when spawned).  A member spawns only
+            the templates its ``can_spawn`` names.
+        spawning: the limits on spawning (``Spawning`` or a mapping of its fields).
         config: a topology file (YAML or TOML) or mapping with any of the keys ``members``,
-            ``controller``, ``channels``, ``budget``, ``on_member_error``.
+            ``controller``, ``channels``, ``budget``, ``on_member_error``, ``templates``,
+            ``spawning``.
         plugins: the plugin catalog to use (default: the process-wide one).
 
     Returns:
@@ -60,6 +68,8 @@ def swarm(
         channels=channels,
         budget=budget,
         on_member_error=on_member_error,
+        templates=templates,
+        spawning=spawning,
         config=config,
     )
 

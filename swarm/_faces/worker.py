@@ -23,13 +23,14 @@ __all__ = ["worker"]
 
 
 @agent(name="worker")
-def worker(tools: Sequence[str] = (), prompt: str | None = None) -> Agent:
+def worker(tools: Sequence[str] = (), prompt: str | None = None, model: str | None = None) -> Agent:
     """A react member with the swarm's channel tools and notices.
 
     Args:
         tools: Inspect tools to add, by registry name (``"bash"``, ``"python"``,
             ``"mypkg/search"``); each is built with its defaults.
         prompt: the system prompt (react's default when ``None``).
+        model: the model the member uses (``None``: the eval's model).
     """
     if isinstance(tools, str):
         tools = [tools]
@@ -39,4 +40,9 @@ def worker(tools: Sequence[str] = (), prompt: str | None = None) -> Agent:
             built.append(registry_create("tool", name))
         except Exception as ex:
             raise ConfigError(f"worker.tools: no Inspect tool {name!r} ({ex})") from None
-    return react(prompt=prompt, tools=[*built, swarm_tools()], on_continue=swarm_on_continue())
+    return react(
+        prompt=prompt,
+        tools=[*built, swarm_tools()],
+        on_continue=swarm_on_continue(),
+        model=model,
+    )

@@ -23,8 +23,11 @@ from swarm.records import (
     MemberView,
     NoticeLine,
     Quiescent,
+    Receipt,
     Record,
     Rejection,
+    SpawnDecision,
+    SpawnRequest,
     SwarmResult,
     SwarmView,
     WaitNews,
@@ -227,6 +230,22 @@ class RunHooks:
         decided = self.decide("swarm_admit_record", Rejection, view=view, record=record)
         return None if decided is None else decided[1]
 
+    def admit_spawn(
+        self, view: SwarmView, request: SpawnRequest
+    ) -> tuple[str, SpawnDecision] | None:
+        """``swarm_admit_spawn``: the deciding plugin and its decision."""
+        return self.decide("swarm_admit_spawn", SpawnDecision, view=view, request=request)
+
+    def deliver_receipt(self, view: SwarmView, receipt: Receipt) -> str | None:
+        """``swarm_deliver_receipt``: the plugin that delivered it, or ``None``."""
+        decided = self.decide("swarm_deliver_receipt", bool, view=view, receipt=receipt)
+        return None if decided is None or decided[1] is not True else decided[0]
+
+    def replied(self, view: SwarmView, child: str, parent: str) -> bool | None:
+        """``swarm_replied``: whether the child replied to its parent (``None``: unknown)."""
+        decided = self.decide("swarm_replied", bool, view=view, child=child, parent=parent)
+        return None if decided is None else decided[1]
+
     # -- collectors ----------------------------------------------------------------------------
 
     def member_tools(
@@ -255,6 +274,10 @@ class RunHooks:
     def member_instructions(self, view: SwarmView, member: MemberView) -> list[tuple[str, str]]:
         """``swarm_member_instructions``: (plugin name, paragraph) pairs."""
         return self.collect("swarm_member_instructions", str, view=view, member=member)
+
+    def records(self, view: SwarmView) -> list[tuple[str, dict[str, Any] | PluginError]]:
+        """``swarm_records``: (plugin name, records by key, or the plugin's fault) pairs."""
+        return self.collect_each("swarm_records", dict, view=view)
 
     def extra_metrics(self, view: SwarmView) -> list[tuple[str, dict[str, Any] | PluginError]]:
         """``swarm_extra_metrics``: (plugin name, mapping or the plugin's fault) pairs."""

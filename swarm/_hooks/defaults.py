@@ -8,17 +8,25 @@ from swarm.records import Answer, Decision, Delivery, MemberEnded, MemberView, S
 __all__ = ["KernelDefaults", "first_submission", "last_submission"]
 
 
+def _candidates(view: SwarmView) -> list[MemberView]:
+    # a spawned member's submission answers its parent's task, not the sample's
+    return [m for m in view.submissions if m.depth == 0]
+
+
 def first_submission(view: SwarmView) -> Answer:
-    """The earliest submission (ties by roster order), or no answer."""
-    subs = sorted(view.submissions, key=lambda m: (m.ended or 0.0, m.index))
+    """The earliest submission of a roster member (ties by roster order), or no answer.
+
+    Spawned members' submissions answer their parents' tasks and are never the swarm's answer.
+    """
+    subs = sorted(_candidates(view), key=lambda m: (m.ended or 0.0, m.index))
     if not subs:
         return Answer(member=None, mode=None, reason="no_submissions")
     return Answer(member=subs[0].name, mode="first")
 
 
 def last_submission(view: SwarmView) -> Answer:
-    """The latest submission (ties by roster order), or no answer."""
-    subs = sorted(view.submissions, key=lambda m: (-(m.ended or 0.0), m.index))
+    """The latest submission of a roster member (ties by roster order), or no answer."""
+    subs = sorted(_candidates(view), key=lambda m: (-(m.ended or 0.0), m.index))
     if not subs:
         return Answer(member=None, mode=None, reason="no_submissions")
     return Answer(member=subs[0].name, mode="last")

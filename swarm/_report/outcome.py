@@ -13,6 +13,7 @@ import attrs
 
 from swarm._accounts.accounts import Accounts
 from swarm._report.counters import CommCounts, WaitCounts
+from swarm._report.spawns import SpawnEntry
 from swarm.records import Answer, Delivery, MemberInfo, MemberState, SwarmView
 
 __all__ = ["MemberEnd", "RunOutcome"]
@@ -76,3 +77,4 @@ class RunOutcome:
     waits: Mapping[str, WaitCounts] | None
     channel_tools: bool
     view: SwarmView
+    spawns: tuple[SpawnEntry, ...] | None = None

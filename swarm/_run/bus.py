@@ -167,6 +167,10 @@ class Bus:
         """The view of member ``name`` now."""
         return self._port.member_view(name)
 
+    def view(self) -> SwarmView:
+        """A frozen snapshot of the run now (who spawned whom, who is running)."""
+        return self._port.view()
+
     def _next_id(self, channel: str) -> str:
         prefix = getattr(self.channels.get(channel), "prefix", None) or channel
         n = self._ids.get(prefix, 0) + 1

@@ -39,6 +39,8 @@ from swarm._run.member_task import MemberRunner
 from swarm._run.members import Roster, RunMember
 from swarm._run.metering import usage_context
 from swarm._run.preamble import preamble
+from swarm._run.spawn_tools import spawn_tools
+from swarm._run.spawning import Spawner, SpawnPolicy, spawner_context
 from swarm._run.status import ended_by, log_others
 from swarm._run.tools import swarm_wait
 from swarm._run.waits import Waits, waits_context
@@ -78,17 +80,22 @@ class SwarmRun:
         self.controller = instantiate(catalog, "controller", spec.controller)
         settings = ChannelSettings.of(channels)
         rate = RateControl(settings.rates, self.now)
+        kernel: list[tuple[str, object]] = [("swarm:rate", rate)]
+        self.spawner: Spawner | None = None
+        if spec.spawns:
+            kernel.append(("swarm:spawning", SpawnPolicy(spec.spawning, self._spawn_figures)))
         pm = run_plugin_manager(
             catalog,
             controller=(spec.controller.name, self.controller),
             channels=channels,
-            kernel=[("swarm:rate", rate)],
+            kernel=kernel,
         )
         self.hooks = RunHooks(pm, on_fault=self.fail)
+        if spec.spawns:
+            self.spawner = Spawner(self, self.hooks, spec.templates)
         self.bus = Bus(self, self.hooks, channels, settings, rate)
         self.waits = None if settings.max_wait is None else Waits(self, self.bus, self.hooks)
-        extra_tools = [swarm_wait()] if self.waits is not None else []
-        self.wiring = Wiring(self, self.hooks, self.bus, self.channel_names, lambda: extra_tools)
+        self.wiring = Wiring(self, self.hooks, self.bus, self.channel_names, self._kernel_tools)
         self.accounts = Accounts(spec.budget)
         for m in self.roster:
             self.accounts.add_member(m.name, m.entry.spec.limits)
@@ -169,9 +176,13 @@ class SwarmRun:
         # raised into the call, so the output's tool calls do not run
         raise error
 
-    def refusal(self) -> str | None:
-        """The stop reason while new model calls are refused."""
-        return (self.stop_reason or "stopping") if self.stopping else None
+    def refusal(self, member: str | None) -> str | None:
+        """Why ``member``'s new model calls are refused: the swarm is stopping, or its parent
+        ended (it is being torn down)."""
+        if self.stopping:
+            return self.stop_reason or "stopping"
+        m = self.roster.get(member)
+        return "parent_ended" if m is not None and m.torn_down else None
 
     def sync_usage(self, member: str, usage: ModelUsage) -> None:
         """Bring a member's meter up to Inspect's record of what it spent."""
@@ -199,6 +210,45 @@ class SwarmRun:
         m = self.roster.add(spec, self.roster.free_name(wanted), parent=parent, depth=depth)
         self.accounts.add_member(m.name, spec.limits, share_of=parent)
         return m
+
+    def member(self, name: str) -> RunMember:
+        """The member called ``name``."""
+        return self.roster[name]
+
+    def start_child(self, member: RunMember) -> None:
+        """Start a member that joined the running swarm (spawned)."""
+        if not self.stopping and self._tg is not None:
+            self._start(member)
+
+    def tear_down(self, member: RunMember) -> None:
+        """Refuse the member's new model calls now, and cancel it if it still runs after the
+        grace (half of what the sample has left, as for a stop)."""
+        member.torn_down = True
+        if self._tg is not None and member.state == "running":
+            grace = effective_grace(self.spec.budget, sample_limits())
+            self._tg.start_soon(self._cancel_after, member, grace, name=f"tear down {member.name}")
+
+    @staticmethod
+    async def _cancel_after(member: RunMember, grace: float) -> None:
+        await anyio.sleep(grace)
+        if member.state == "running" and member.scope is not None:
+            member.scope.cancel()
+
+    def _kernel_tools(self, member: str, nested: bool) -> tuple[bool, list[Any]]:
+        """The kernel's own tools for a loop of ``member``: ``swarm_wait`` when a channel can
+        wake members, and the spawning tools for a member's own loop when it may spawn."""
+        spawns = (
+            not nested
+            and self.spawner is not None
+            and bool(self.roster[member].entry.spec.can_spawn)
+        )
+        tools: list[Any] = [swarm_wait()] if self.waits is not None else []
+        if spawns:
+            tools.extend(spawn_tools())
+        return spawns, tools
+
+    def _spawn_figures(self) -> dict[str, Any]:
+        return {} if self.spawner is None else self.spawner.figures()
 
     def fail(self, error: SwarmError) -> None:
         """End the run as failed: ``error`` becomes the sample's error once the records are
@@ -261,6 +311,7 @@ class SwarmRun:
             (bus_context, self.bus),
             (waits_context, self.waits),
             (wiring_context, self.wiring),
+            (spawner_context, self.spawner),
         ]
         return [(var, var.set(value)) for var, value in pairs]
 
@@ -326,6 +377,8 @@ class SwarmRun:
                 self._apply(self.hooks.on_submission(self.view(), submitted), "swarm_on_submission")
             if not self.stopping:
                 self._apply(self.hooks.on_member_end(self.view(), event), "swarm_on_member_end")
+        if self.spawner is not None:  # its parent's receipt, its own children torn down
+            self.spawner.member_ended(m, status)
         self.hooks.member_ended(self.view(), event)
         self.answers.refresh(self.view())
         if self.waits is not None:
@@ -369,6 +422,8 @@ class SwarmRun:
         self.bus.close()
         if self.waits is not None:
             self.waits.stopping()
+        if self.spawner is not None:
+            self.spawner.stopping()
         self.watchers.cancel()
         self._all_ended = anyio.Event()
         if self.roster.running == 0:
@@ -408,5 +463,6 @@ class SwarmRun:
             started_at=started_at,
             root_span=root_span,
             view=self.view(),
+            spawns=None if self.spawner is None else tuple(self.spawner.entries),
         )
         write_records(outcome, self.hooks)

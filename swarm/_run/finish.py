@@ -26,6 +26,7 @@ from swarm._report.ledger import ledger_from
 from swarm._report.metrics import metrics_from
 from swarm._report.outcome import MemberEnd, RunOutcome
 from swarm._report.result import Gates, build_result, member_gates
+from swarm._report.spawns import SpawnEntry, build_spawns
 from swarm._run.bus import Bus
 from swarm._run.members import Roster
 from swarm._run.waits import Waits
@@ -36,6 +37,7 @@ from swarm.records import (
     LEDGER_KEY,
     METRICS_KEY,
     RESULT_KEY,
+    SPAWNS_KEY,
     Answer,
     SwarmResult,
     SwarmView,
@@ -58,8 +60,35 @@ def write_records(outcome: RunOutcome, hooks: RunHooks) -> SwarmResult:
     write_record(RESULT_KEY, "result", lambda: unstructure(result))
     write_record(LEDGER_KEY, "ledger", lambda: ledger_from(outcome, events))
     write_record(METRICS_KEY, "metrics", lambda: _metrics(outcome, events, gates, comm, hooks))
+    if outcome.spawns is not None:
+        spawns = outcome.spawns
+        write_record(SPAWNS_KEY, "spawns", lambda: build_spawns(spawns))
+    _plugin_records(outcome, hooks)
     hooks.run_ended(outcome.view, result)
     return result
+
+
+KERNEL_KEYS = frozenset({RESULT_KEY, LEDGER_KEY, METRICS_KEY, SPAWNS_KEY})
+
+
+def _plugin_records(outcome: RunOutcome, hooks: RunHooks) -> None:
+    """Write the records plugins give (``swarm_records``), each on its own."""
+    for plugin, records in hooks.records(outcome.view):
+        if isinstance(records, PluginError):
+            continue  # reported to the run already; the others are still written
+        for key, record in records.items():
+            problem = None
+            if not isinstance(key, str) or key in KERNEL_KEYS:
+                problem = f"wrote the store key {key!r}, which is not a plugin's to write"
+            elif not isinstance(record, dict):
+                problem = f"gave record {key!r} as {type(record).__name__}, not a mapping"
+            else:
+                fault = _json_ready(plugin, record, hook="swarm_records")
+                problem = None if not isinstance(fault, PluginError) else fault.detail
+            if problem is not None:
+                hooks.fault(PluginError(plugin, "swarm_records", problem))
+                continue
+            write_record(key, key.rsplit(":", 1)[-1], _constant(record))
 
 
 def write_record(key: str, kind: str, build: Callable[[], dict[str, Any]]) -> None:
@@ -100,14 +129,18 @@ def _metrics(
     return record
 
 
-def _json_ready(plugin: str, extra: dict[str, Any]) -> dict[str, Any] | PluginError:
-    """The plugin's figures if they are plain JSON (no NaN or infinity), else its fault."""
+def _constant(record: dict[str, Any]) -> Callable[[], dict[str, Any]]:
+    return lambda: record
+
+
+def _json_ready(
+    plugin: str, extra: dict[str, Any], hook: str = "swarm_extra_metrics"
+) -> dict[str, Any] | PluginError:
+    """The plugin's data if it is plain JSON (no NaN or infinity), else its fault."""
     try:
         json.dumps(extra, allow_nan=False)
     except (TypeError, ValueError) as ex:
-        return PluginError(
-            plugin, "swarm_extra_metrics", f"returned figures that are not plain JSON: {ex}"
-        )
+        return PluginError(plugin, hook, f"returned data that is not plain JSON: {ex}")
     return extra
 
 
@@ -126,6 +159,7 @@ def run_outcome(
     started_at: datetime,
     root_span: str | None,
     view: SwarmView,
+    spawns: tuple[SpawnEntry, ...] | None = None,
 ) -> RunOutcome:
     """The run's services' state at its end, as one value for the record builders."""
     first = next(iter(roster), None)
@@ -163,4 +197,5 @@ def run_outcome(
         waits=None if waits is None else dict(waits.counts),
         channel_tools=wiring.has_channel_tools(None if first is None else first.name),
         view=view,
+        spawns=spawns,
     )

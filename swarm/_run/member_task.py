@@ -89,7 +89,10 @@ class MemberRunner:
             self._host.member_ended(m, status or "cancelled", decide=not interrupted)
 
     async def _run_agent(self, m: RunMember) -> str:
-        messages: list[ChatMessage] = [msg.model_copy() for msg in self._input]
+        if m.task is not None:  # a spawned member works on its parent's task, not the sample's
+            messages: list[ChatMessage] = [ChatMessageUser(content=m.task, source="input")]
+        else:
+            messages = [msg.model_copy() for msg in self._input]
         messages.append(ChatMessageUser(content=self._host.preamble(m), source="input"))
         state = AgentState(messages=messages)
         m.agent_state = state
@@ -102,7 +105,8 @@ class MemberRunner:
                     reason = state.output.stop_reason if state.output.choices else None
                     if reason in ("content_filter", "model_length"):
                         return "unsubmitted"
-                    if self._verifier is not None:
+                    if self._verifier is not None and m.info.depth == 0:
+                        # a child's answer is to its parent's task, not the sample's
                         await self._verify(m, state, self._verifier)
                 return "submitted"
             error = scope.limit_error

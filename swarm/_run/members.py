@@ -49,6 +49,8 @@ class RunMember:
         "state",
         "status",
         "tap",
+        "task",
+        "torn_down",
         "verified",
     )
 
@@ -71,6 +73,9 @@ class RunMember:
         self.delivery: Delivery | None = None
         self.span_id = f"swarm-member-{shortuuid()}"
         self.tap: UsageTap | None = None
+        # a spawned member's task (its whole input), and whether its parent's end tears it down
+        self.task: str | None = None
+        self.torn_down = False
 
     def __setattr__(self, name: str, value: Any) -> None:
         object.__setattr__(self, name, value)

@@ -30,9 +30,10 @@ class SwarmModelHooks(Hooks):
 
     async def on_before_model_generate(self, data: BeforeModelGenerate) -> None:
         sink = usage_context.get()
-        if sink is None or member_context.get() is None:
+        member = member_context.get()
+        if sink is None or member is None:
             return
-        reason = sink.refusal()
+        reason = sink.refusal(member.name)
         if reason is not None:
             raise SwarmStopped(reason)
 

@@ -55,8 +55,9 @@ class UsageSink(Protocol):
         """Meter a completed call; raise the limit error its member must end with."""
         ...
 
-    def refusal(self) -> str | None:
-        """The stop reason while new model calls are refused, else ``None``."""
+    def refusal(self, member: str | None) -> str | None:
+        """Why ``member``'s new model calls are refused (the swarm is stopping, or its parent
+        ended), else ``None``."""
         ...
 
 

@@ -29,7 +29,12 @@ def preamble(
     instructions: Sequence[str],
 ) -> str:
     """The preamble of ``info`` in a swarm of ``members`` members (as many as have joined)."""
-    if members == 1:
+    if info.parent is not None:
+        paragraphs = [
+            f"You are {info.name}, a child member spawned by {info.parent} to do the task "
+            f"above, one of {members} agents in a swarm working at the same time."
+        ]
+    elif members == 1:
         paragraphs = [f"You are {info.name}, the only agent in this swarm."]
     else:
         paragraphs = [

@@ -7,7 +7,7 @@ loops and once for nested ones; notices go to own loops only, at turn boundaries
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from contextvars import ContextVar
 from typing import Any
 
@@ -30,7 +30,7 @@ class Wiring:
         hooks: RunHooks,
         bus: Bus,
         channel_names: Sequence[str],
-        extra_tools: Callable[[], list[Any]],
+        extra_tools: Callable[[str, bool], tuple[Hashable, list[Any]]],
     ) -> None:
         self._port = port
         self._hooks = hooks
@@ -38,7 +38,7 @@ class Wiring:
         self._channel_names = tuple(channel_names)
         self._extra_tools = extra_tools
         self._own_loops: dict[str, str] = {}
-        self._tools: dict[bool, list[Any]] = {}
+        self._tools: dict[tuple[bool, Hashable], list[Any]] = {}
         # the name a model calls each channel tool by -> its channel (to count malformed calls)
         self.tool_channels: dict[str, str] = {}
         self.continue_wired: set[str] = set()
@@ -56,8 +56,10 @@ class Wiring:
     # -- tools -----------------------------------------------------------------------------------
 
     def member_tools(self, member: str, *, nested: bool) -> list[Any]:
-        """The tools a member's own (or a nested) loop gets from the channels."""
-        tools = self._tools.get(nested)
+        """The tools a member's own (or a nested) loop gets: the channels' and the kernel's
+        (``swarm_wait``, the spawning tools), resolved once per kind of loop."""
+        kind, extra = self._extra_tools(member, nested)
+        tools = self._tools.get((nested, kind))
         if tools is None:
             order = {f"channel:{name}": i for i, name in enumerate(self._channel_names)}
             found = self._hooks.member_tools(
@@ -70,8 +72,8 @@ class Wiring:
                 if kind == "channel":
                     for t in ts:
                         self.tool_channels[ToolDef(t).name] = channel
-            tools.extend(self._extra_tools())
-            self._tools[nested] = tools
+            tools.extend(extra)
+            self._tools[(nested, kind)] = tools
         return tools
 
     def has_channel_tools(self, member: str | None) -> bool:

@@ -21,6 +21,7 @@ __all__ = [
     "MemberSpec",
     "RosterEntry",
     "build_agent",
+    "check_member_name",
     "checked_member",
     "expand_roster",
     "member",
@@ -50,6 +51,16 @@ class MemberSpec:
     count: int = 1
     limits: MemberLimits = attrs.field(factory=MemberLimits)
     delivery: Delivery | None = None
+    model: str | None = None
+    can_spawn: tuple[str, ...] = ()
+
+    @property
+    def factory_args(self) -> dict[str, Any]:
+        """What the factory is called with: ``args``, and ``model`` when one is given."""
+        args = dict(self.args)
+        if self.model is not None:
+            args["model"] = self.model
+        return args
 
     @property
     def is_factory(self) -> bool:
@@ -85,6 +96,8 @@ def member(
     count: int = 1,
     limits: MemberLimits | Mapping[str, Any] | None = None,
     delivery: Delivery | None = None,
+    model: str | None = None,
+    can_spawn: Sequence[str] = (),
 ) -> MemberSpec:
     """A roster entry: ``count`` members running ``agent``.
 
@@ -100,12 +113,24 @@ def member(
         limits: the member's own limits (token, cost, turn, message, time): ``MemberLimits``
             or a mapping of its fields.
         delivery: ``"notify"`` or ``"poll"`` (``None``: the run decides, by default notify).
+        model: the model the member's factory is given as its ``model`` argument (a model
+            name such as ``"openai/gpt-4o-mini"``); ``None``: the factory's own default.
+        can_spawn: the templates (the topology's ``templates``) this member may spawn children
+            from; with any, the member gets the spawning tools (``spawn_child``...).
 
     Raises:
         ConfigError: for a bad value, naming the field.
     """
     return checked_member(
-        agent, args, name=name, role=role, count=count, limits=limits, delivery=delivery
+        agent,
+        args,
+        name=name,
+        role=role,
+        count=count,
+        limits=limits,
+        delivery=delivery,
+        model=model,
+        can_spawn=can_spawn,
     )
 
 
@@ -118,6 +143,8 @@ def checked_member(
     count: object = 1,
     limits: object = None,
     delivery: object = None,
+    model: object = None,
+    can_spawn: object = (),
     where: str = "member",
 ) -> MemberSpec:
     """``member()`` for values of any type (from a file or ``-S``), refusing bad ones with
@@ -146,7 +173,7 @@ def checked_member(
             "that every copy gets its own agent; this agent is already built"
         )
     if name is not None:
-        name = _check_name(name, f"{where}.name")
+        name = check_member_name(name, f"{where}.name")
     if role is not None and not isinstance(role, str):
         raise ConfigError(f"{where}.role: expected text (a string) or null, got {role!r}")
     if delivery not in (None, "notify", "poll"):
@@ -157,6 +184,24 @@ def checked_member(
         from swarm.serialization import structure
 
         limits = structure(limits, MemberLimits, what=f"{where}.limits")
+    if model is not None and (not isinstance(model, str) or not model):
+        raise ConfigError(
+            f"{where}.model: expected a model name such as 'openai/gpt-4o', got {model!r}"
+        )
+    if model is not None and factory is None:
+        raise ConfigError(
+            f"{where}.model: a model is given to an @agent factory's 'model' argument; this "
+            "agent is already built"
+        )
+    if can_spawn is None:
+        can_spawn = ()
+    if isinstance(can_spawn, str) or not isinstance(can_spawn, Sequence):
+        raise ConfigError(
+            f"{where}.can_spawn: expected a list of template names, got {can_spawn!r}"
+        )
+    for i, template in enumerate(can_spawn):
+        if not isinstance(template, str) or not template:
+            raise ConfigError(f"{where}.can_spawn[{i}]: expected a template name, got {template!r}")
     spec = MemberSpec(
         agent=agent,
         args=dict(args),
@@ -165,6 +210,8 @@ def checked_member(
         count=copies,
         limits=limits,
         delivery=delivery,  # narrowed by the check above
+        model=model,
+        can_spawn=tuple(can_spawn),
     )
     if factory is not None:
         _check_args(factory, spec, where)
@@ -178,7 +225,7 @@ def _check_args(factory: Callable[..., Any], spec: MemberSpec, where: str) -> No
     except (TypeError, ValueError):
         return  # no signature to check (a builtin or C callable): the call will tell
     try:
-        signature.bind(**dict(spec.args))
+        signature.bind(**spec.factory_args)
     except TypeError as ex:
         who = spec.name or spec.default_name
         raise ConfigError(
@@ -201,7 +248,8 @@ def _lookup_factory(name: str, field: str) -> Callable[..., Agent]:
     return cast(Callable[..., Agent], found)
 
 
-def _check_name(name: object, field: str) -> str:
+def check_member_name(name: object, field: str) -> str:
+    """``name`` if it is a valid member name, else ``ConfigError`` for ``field``."""
     if not isinstance(name, str) or not name:
         raise ConfigError(f"{field}: a member name must be a non-empty string, got {name!r}")
     if not _NAME.fullmatch(name):
@@ -252,7 +300,7 @@ def expand_roster(specs: Sequence[MemberSpec]) -> list[RosterEntry]:
                     name = f"{base}-{numbered[base]}"
                 else:
                     name = base
-            _check_name(name, f"members[{spec_index}].name")
+            check_member_name(name, f"members[{spec_index}].name")
             if name in seen:
                 raise ConfigError(
                     f"members[{spec_index}].name: member name {name!r} is used twice (also by "
@@ -273,9 +321,9 @@ def expand_roster(specs: Sequence[MemberSpec]) -> list[RosterEntry]:
 def build_agent(spec: MemberSpec) -> Agent:
     """The agent a member runs: the built one, or a new one from the factory."""
     if isinstance(spec.agent, str):
-        built = registry_create("agent", spec.agent, **dict(spec.args))
+        built = registry_create("agent", spec.agent, **spec.factory_args)
     elif spec.is_factory:
-        built = spec.agent(**dict(spec.args))
+        built = spec.agent(**spec.factory_args)
     else:
         built = spec.agent
     if not is_agent(built) and not callable(built):

@@ -20,13 +20,33 @@ from swarm._checks import number_problem
 from swarm._hooks.catalog import PluginCatalog, PluginKind
 from swarm._spec.budget import Budget, budget_from
 from swarm._spec.roster import MemberSpec, checked_member, expand_roster
+from swarm._spec.spawning import Spawning, check_spawn_names, spawning_from, templates_from
 from swarm._spec.verifier import resolve_verifier
 from swarm.errors import ConfigError
 
 __all__ = ["PluginSpec", "SwarmSpec", "channel", "controller", "load_topology", "swarm_spec"]
 
-_MEMBER_KEYS = {"agent", "factory", "args", "name", "role", "count", "limits", "delivery"}
-_TOPOLOGY_KEYS = {"members", "controller", "channels", "budget", "on_member_error"}
+_MEMBER_KEYS = {
+    "agent",
+    "factory",
+    "args",
+    "name",
+    "role",
+    "count",
+    "limits",
+    "delivery",
+    "model",
+    "can_spawn",
+}
+_TOPOLOGY_KEYS = {
+    "members",
+    "controller",
+    "channels",
+    "budget",
+    "on_member_error",
+    "templates",
+    "spawning",
+}
 
 
 @attrs.frozen(kw_only=True)
@@ -56,6 +76,15 @@ class SwarmSpec:
     channels: tuple[PluginSpec, ...]
     budget: Budget
     on_member_error: Literal["continue", "fail"] = "continue"
+    templates: Mapping[str, MemberSpec] = attrs.field(factory=dict)
+    spawning: Spawning = attrs.field(factory=Spawning)
+
+    @property
+    def spawns(self) -> bool:
+        """Whether any member (or template) may spawn children."""
+        return any(m.can_spawn for m in self.members) or any(
+            t.can_spawn for t in self.templates.values()
+        )
 
 
 def load_topology(path: str | Path) -> dict[str, Any]:
@@ -105,6 +134,8 @@ def _member_from_mapping(data: Mapping[str, Any], where: str) -> MemberSpec:
         count=data.get("count", 1),
         limits=data.get("limits"),
         delivery=data.get("delivery"),
+        model=data.get("model"),
+        can_spawn=data.get("can_spawn") or (),
         where=where,
     )
 
@@ -132,6 +163,8 @@ def _members(value: object) -> tuple[MemberSpec, ...]:
                     count=item.count,
                     limits=item.limits,
                     delivery=item.delivery,
+                    model=item.model,
+                    can_spawn=item.can_spawn,
                     where=where,
                 )
             )
@@ -233,6 +266,8 @@ def swarm_spec(
     channels: object = None,
     budget: object = None,
     on_member_error: object = None,
+    templates: object = None,
+    spawning: object = None,
     config: str | Path | Mapping[str, Any] | None = None,
 ) -> SwarmSpec:
     """Check every part of a topology and return it as a ``SwarmSpec``.
@@ -246,6 +281,8 @@ def swarm_spec(
         "channels": channels,
         "budget": budget,
         "on_member_error": on_member_error,
+        "templates": templates,
+        "spawning": spawning,
     }
     if config is not None:
         if not isinstance(config, str | Path | Mapping):
@@ -296,10 +333,35 @@ def swarm_spec(
             f"on_member_error: expected 'continue' (a member's error ends only that member) or "
             f"'fail' (it fails the sample), got {mode!r}"
         )
-    return SwarmSpec(
+    found_templates = templates_from(given["templates"])
+    check_spawn_names(members, found_templates)
+    spec = SwarmSpec(
         members=members,
         controller=check_plugin(catalog, "controller", ctrl, "controller"),
         channels=tuple(chans),
         budget=budget,
         on_member_error=mode,
+        templates=found_templates,
+        spawning=spawning_from(given["spawning"]),
     )
+    if spec.spawns:
+        spec = _with_receipts(catalog, spec)
+    return spec
+
+
+def _with_receipts(catalog: PluginCatalog, spec: SwarmSpec) -> SwarmSpec:
+    """A swarm whose members spawn needs a channel that carries receipts to parents: the one
+    the topology names, or ``messages``, added with its defaults."""
+    for ch in spec.channels:
+        reg = catalog.lookup("channel", ch.name)
+        if getattr(reg.factory(**dict(ch.params)), "receipts", False):
+            return spec
+    try:
+        messages = check_plugin(catalog, "channel", PluginSpec(name="messages"), "channels")
+    except ConfigError as ex:
+        raise ConfigError(
+            "channels: members that spawn need a channel that carries receipts to their parents "
+            f"(such as 'messages'), and none is configured or available ({ex}); add one to "
+            "channels"
+        ) from None
+    return attrs.evolve(spec, channels=(*spec.channels, messages))
