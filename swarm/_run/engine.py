@@ -13,11 +13,11 @@ engine only through a narrow port (``ports``) and reaches it through its own con
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Sequence
-from contextvars import ContextVar, Token
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Literal
 
 import anyio
 from inspect_ai.agent import AgentState
@@ -35,21 +35,21 @@ from swarm._run.answer import AnswerChoice
 from swarm._run.assembly import instantiate, run_plugin_manager
 from swarm._run.bus import Bus, ChannelSettings, RateControl, bus_context
 from swarm._run.finish import run_outcome, write_records
+from swarm._run.identity import bind_contexts
 from swarm._run.member_task import MemberRunner
 from swarm._run.members import Roster, RunMember
 from swarm._run.metering import usage_context
-from swarm._run.preamble import preamble
-from swarm._run.spawn_tools import spawn_tools
+from swarm._run.preamble import in_channel_order, preamble
+from swarm._run.spawn_tools import kernel_tools
 from swarm._run.spawning import Spawner, SpawnPolicy, spawner_context
-from swarm._run.status import ended_by, log_others
-from swarm._run.tools import swarm_wait
+from swarm._run.status import ended_by, every_member_errored, log_others
 from swarm._run.waits import Waits, waits_context
-from swarm._run.watchers import Watchers
+from swarm._run.watchers import Watchers, cancel_after
 from swarm._run.wiring import Wiring, wiring_context
 from swarm._spec.roster import MemberSpec, expand_roster
 from swarm._spec.topology import SwarmSpec
 from swarm._spec.verifier import resolve_verifier
-from swarm.errors import MemberErrors, PluginError, SwarmError
+from swarm.errors import PluginError, SwarmError
 from swarm.records import (
     INFO_SOURCE,
     TOPOLOGY_REASONS,
@@ -82,8 +82,9 @@ class SwarmRun:
         rate = RateControl(settings.rates, self.now)
         kernel: list[tuple[str, object]] = [("swarm:rate", rate)]
         self.spawner: Spawner | None = None
+        policy = SpawnPolicy(spec.spawning)
         if spec.spawns:
-            kernel.append(("swarm:spawning", SpawnPolicy(spec.spawning, self._spawn_figures)))
+            kernel.append(("swarm:spawning", policy))
         pm = run_plugin_manager(
             catalog,
             controller=(spec.controller.name, self.controller),
@@ -92,10 +93,16 @@ class SwarmRun:
         )
         self.hooks = RunHooks(pm, on_fault=self.fail)
         if spec.spawns:
-            self.spawner = Spawner(self, self.hooks, spec.templates)
+            self.spawner = policy.spawner = Spawner(self, self.hooks, spec.templates)
         self.bus = Bus(self, self.hooks, channels, settings, rate)
         self.waits = None if settings.max_wait is None else Waits(self, self.bus, self.hooks)
-        self.wiring = Wiring(self, self.hooks, self.bus, self.channel_names, self._kernel_tools)
+        self.wiring = Wiring(
+            self,
+            self.hooks,
+            self.bus,
+            self.channel_names,
+            functools.partial(kernel_tools, self.roster, self.waits, self.spawner),
+        )
         self.accounts = Accounts(spec.budget)
         for m in self.roster:
             self.accounts.add_member(m.name, m.entry.spec.limits)
@@ -190,16 +197,10 @@ class SwarmRun:
 
     def preamble(self, member: RunMember) -> str:
         """The text appended to a member's input."""
-        order = {f"channel:{name}": i for i, name in enumerate(self.channel_names)}
         found = self.hooks.member_instructions(self.view(), member.view)
-        found.sort(key=lambda pair: order.get(pair[0], len(order)))
-        return preamble(
-            member.info,
-            members=len(self.roster),
-            budget=self.spec.budget,
-            caps=self.accounts.caps,
-            instructions=[text for _, text in found],
-        )
+        instructions = in_channel_order(found, self.channel_names)
+        caps = self.accounts.caps
+        return preamble(member.info, len(self.roster), self.spec.budget, caps, instructions)
 
     def join(self, spec: MemberSpec, wanted: str, *, parent: str | None) -> RunMember:
         """A member joins the running swarm (pending until started): named ``wanted``, or its
@@ -226,29 +227,7 @@ class SwarmRun:
         member.torn_down = True
         if self._tg is not None and member.state == "running":
             grace = effective_grace(self.spec.budget, sample_limits())
-            self._tg.start_soon(self._cancel_after, member, grace, name=f"tear down {member.name}")
-
-    @staticmethod
-    async def _cancel_after(member: RunMember, grace: float) -> None:
-        await anyio.sleep(grace)
-        if member.state == "running" and member.scope is not None:
-            member.scope.cancel()
-
-    def _kernel_tools(self, member: str, nested: bool) -> tuple[bool, list[Any]]:
-        """The kernel's own tools for a loop of ``member``: ``swarm_wait`` when a channel can
-        wake members, and the spawning tools for a member's own loop when it may spawn."""
-        spawns = (
-            not nested
-            and self.spawner is not None
-            and bool(self.roster[member].entry.spec.can_spawn)
-        )
-        tools: list[Any] = [swarm_wait()] if self.waits is not None else []
-        if spawns:
-            tools.extend(spawn_tools())
-        return spawns, tools
-
-    def _spawn_figures(self) -> dict[str, Any]:
-        return {} if self.spawner is None else self.spawner.figures()
+            self._tg.start_soon(cancel_after, [member], grace, name=f"tear down {member.name}")
 
     def fail(self, error: SwarmError) -> None:
         """End the run as failed: ``error`` becomes the sample's error once the records are
@@ -268,7 +247,13 @@ class SwarmRun:
         started_at = datetime.now(UTC)
         root_span = current_span_id()
         limits = sample_limits()
-        tokens = self._enter_contexts()
+        contexts = bind_contexts(
+            (usage_context, self),
+            (bus_context, self.bus),
+            (waits_context, self.waits),
+            (wiring_context, self.wiring),
+            (spawner_context, self.spawner),
+        )
         try:
             self.accounts.begin(limits, [m.name for m in self.roster])
             specs = [m.entry.spec for m in self.roster]
@@ -299,36 +284,13 @@ class SwarmRun:
         finally:
             self._tg = None
             self._finish(state, started_at, root_span)  # synchronous: nothing interrupts it
-            self._exit_contexts(tokens)
+            contexts.reset()
         if self.failure is not None:  # a plugin's fault while the records were written
             raise self.failure
-        self._raise_if_every_member_errored()
+        failed = every_member_errored(self.roster)
+        if failed is not None:
+            raise failed
         return state
-
-    def _enter_contexts(self) -> list[tuple[ContextVar[Any], Token[Any]]]:
-        pairs: list[tuple[ContextVar[Any], Any]] = [
-            (usage_context, self),
-            (bus_context, self.bus),
-            (waits_context, self.waits),
-            (wiring_context, self.wiring),
-            (spawner_context, self.spawner),
-        ]
-        return [(var, var.set(value)) for var, value in pairs]
-
-    @staticmethod
-    def _exit_contexts(tokens: list[tuple[ContextVar[Any], Token[Any]]]) -> None:
-        for var, token in reversed(tokens):
-            var.reset(token)
-
-    def _raise_if_every_member_errored(self) -> None:
-        started = [m for m in self.roster if m.started is not None]
-        if not started or any(m.status != "errored" for m in started):
-            return
-        error = MemberErrors(
-            {m.name: m.error or "unknown error" for m in started},
-            "every member of the swarm errored",
-        )
-        raise error from started[0].exception
 
     def _apply(self, decided: tuple[str, Decision] | None, hook: str) -> None:
         if decided is None:
@@ -409,14 +371,9 @@ class SwarmRun:
         self.stop_reason = reason
         # half of what the sample has left now, so the stop ends before the sample's time limit
         self.grace = effective_grace(self.spec.budget, sample_limits())
+        now, grace = self.now(), self.grace
         transcript().info(
-            {
-                "version": 1,
-                "type": "stop",
-                "reason": reason,
-                "time": self.now(),
-                "grace": self.grace,
-            },
+            {"version": 1, "type": "stop", "reason": reason, "time": now, "grace": grace},
             source=INFO_SOURCE,
         )
         self.bus.close()
@@ -429,15 +386,8 @@ class SwarmRun:
         if self.roster.running == 0:
             self._all_ended.set()
         if self._tg is not None:
-            self._tg.start_soon(self._supervise_stop, name="swarm stop")
-
-    async def _supervise_stop(self) -> None:
-        assert self._all_ended is not None
-        with anyio.move_on_after(self.grace):
-            await self._all_ended.wait()
-        for m in self.roster:
-            if m.state == "running" and m.scope is not None:
-                m.scope.cancel()
+            members = list(self.roster)  # no member joins once the swarm stops
+            self._tg.start_soon(cancel_after, members, self.grace, self._all_ended, name="stop")
 
     # -- the answer and the records -------------------------------------------------------------
 

@@ -8,7 +8,7 @@ from swarm._accounts.caps import SwarmCaps, split_sentence
 from swarm._spec.budget import Budget
 from swarm.records import MemberInfo
 
-__all__ = ["preamble", "weight_share"]
+__all__ = ["in_channel_order", "preamble", "weight_share"]
 
 
 def weight_share(budget: Budget, index: int) -> float | None:
@@ -20,9 +20,15 @@ def weight_share(budget: Budget, index: int) -> float | None:
     return None
 
 
+def in_channel_order(found: Sequence[tuple[str, str]], channels: Sequence[str]) -> list[str]:
+    """Instruction paragraphs (plugin name, text) with the run's channels' first, in channel
+    order, then any others."""
+    order = {f"channel:{name}": i for i, name in enumerate(channels)}
+    return [text for _, text in sorted(found, key=lambda pair: order.get(pair[0], len(order)))]
+
+
 def preamble(
     info: MemberInfo,
-    *,
     members: int,
     budget: Budget,
     caps: SwarmCaps,

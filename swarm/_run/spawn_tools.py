@@ -12,9 +12,12 @@ import math
 from inspect_ai.tool import Tool, ToolError, tool
 
 from swarm._run.identity import member_context
+from swarm._run.members import Roster
 from swarm._run.spawning import Spawner, spawner_context
+from swarm._run.tools import swarm_wait
+from swarm._run.waits import Waits
 
-__all__ = ["spawn_tools"]
+__all__ = ["kernel_tools", "spawn_tools"]
 
 
 def _caller() -> tuple[Spawner, str]:
@@ -93,3 +96,16 @@ def wait_for_children() -> Tool:
 def spawn_tools() -> list[Tool]:
     """The four spawning tools."""
     return [spawn_child(), list_children(), cancel_child(), wait_for_children()]
+
+
+def kernel_tools(
+    roster: Roster, waits: Waits | None, spawner: Spawner | None, member: str, nested: bool
+) -> tuple[bool, list[Tool]]:
+    """The kernel's own tools for a loop of ``member``: ``swarm_wait`` when a channel can wake
+    members, and the spawning tools for a member's own loop when it may spawn.  The first value
+    says which kind of loop this is (the tools are resolved once per kind)."""
+    spawns = not nested and spawner is not None and bool(roster[member].entry.spec.can_spawn)
+    tools: list[Tool] = [swarm_wait()] if waits is not None else []
+    if spawns:
+        tools.extend(spawn_tools())
+    return spawns, tools

@@ -12,7 +12,7 @@ that carries them; when any member ends, its live children are torn down (``dele
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from contextvars import ContextVar
 from typing import Any, NoReturn, Protocol
 
@@ -64,9 +64,9 @@ class SpawnHost(Protocol):
 class SpawnPolicy:
     """The kernel's default decision on spawn requests: the topology's ``spawning`` limits."""
 
-    def __init__(self, limits: Spawning, figures: Callable[[], dict[str, Any]]) -> None:
+    def __init__(self, limits: Spawning) -> None:
         self.limits = limits
-        self._figures = figures
+        self.spawner: Spawner | None = None  # set once the run's spawner is built
 
     @hookimpl(trylast=True)
     def swarm_admit_spawn(self, view: SwarmView, request: SpawnRequest) -> SpawnDecision:
@@ -113,7 +113,7 @@ class SpawnPolicy:
 
     @hookimpl
     def swarm_extra_metrics(self, view: SwarmView) -> dict[str, Any]:
-        return self._figures()
+        return {} if self.spawner is None else self.spawner.figures()
 
 
 class Spawner:

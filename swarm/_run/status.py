@@ -10,9 +10,18 @@ import attrs
 from inspect_ai.util import LimitExceededError
 
 from swarm._accounts.limit_errors import SwarmLimitError, SwarmStopped
-from swarm.errors import PluginError
+from swarm._run.members import Roster
+from swarm.errors import MemberErrors, PluginError
 
-__all__ = ["AgentEnd", "classify", "ended_by", "interrupted_status", "leaves", "log_others"]
+__all__ = [
+    "AgentEnd",
+    "classify",
+    "ended_by",
+    "every_member_errored",
+    "interrupted_status",
+    "leaves",
+    "log_others",
+]
 
 logger = logging.getLogger("swarm")
 
@@ -81,3 +90,16 @@ def log_others(ex: BaseException, failure: BaseException) -> None:
     for leaf in leaves(ex):
         if leaf is not failure and not isinstance(leaf, anyio.get_cancelled_exc_class()):
             logger.error("swarm: also raised while the run failed: %r", leaf)
+
+
+def every_member_errored(roster: Roster) -> MemberErrors | None:
+    """The sample's error when every member that started ended ``errored``, else ``None``."""
+    started = [m for m in roster if m.started is not None]
+    if not started or any(m.status != "errored" for m in started):
+        return None
+    error = MemberErrors(
+        {m.name: m.error or "unknown error" for m in started},
+        "every member of the swarm errored",
+    )
+    error.__cause__ = started[0].exception
+    return error

@@ -6,13 +6,15 @@ ended (``cancel``).  A watcher decides nothing itself: it tells the run (``Watch
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal, Protocol
 
 import anyio
 
+from swarm._run.members import RunMember
 from swarm._run.waits import Waits
 
-__all__ = ["WatchedRun", "Watchers"]
+__all__ = ["WatchedRun", "Watchers", "cancel_after"]
 
 
 class WatchedRun(Protocol):
@@ -93,3 +95,15 @@ class Watchers:
                 if waits.all_waiting() and not run.stopping:
                     run.quiescent("all_waiting", 0.0)
                     waits.release_all("all_waiting")
+
+
+async def cancel_after(
+    members: Sequence[RunMember], grace: float, ended: anyio.Event | None = None
+) -> None:
+    """After ``grace`` seconds (or once ``ended`` is set), cancel those of ``members`` still
+    running: a stop's last step, and a torn-down child's."""
+    with anyio.move_on_after(grace):
+        await (ended.wait() if ended is not None else anyio.sleep_forever())
+    for m in members:
+        if m.state == "running" and m.scope is not None:
+            m.scope.cancel()
