@@ -7,7 +7,7 @@ Serialisation lives in ``swarm.serialization``, never here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Literal
 
 import attrs
@@ -326,6 +326,10 @@ def _is_instance(kind: type | tuple[type, ...], what: str) -> Callable[[Any, Any
     return check
 
 
+def _failure_tuple(value: Iterable[RuleFailure | str]) -> tuple[RuleFailure | str, ...]:
+    return tuple(value)
+
+
 def _each_failure(instance: Any, attribute: Any, value: tuple[Any, ...]) -> None:
     for index, item in enumerate(value):
         if not isinstance(item, RuleFailure | str):
@@ -354,7 +358,7 @@ class RuleResult:
 
     passed: bool = attrs.field(validator=_is_instance(bool, "True or False"))
     failures: tuple[RuleFailure | str, ...] = attrs.field(
-        default=(), converter=tuple, validator=_each_failure
+        default=(), converter=_failure_tuple, validator=_each_failure
     )
     details: Mapping[str, Any] = attrs.field(
         factory=dict, validator=_is_instance(Mapping, "a mapping")
