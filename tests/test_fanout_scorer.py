@@ -76,7 +76,16 @@ def test_scorer_resolves_an_honest_store() -> None:
     }
     assert score.answer == index_text(FIXTURE)
     assert score.explanation is not None
-    assert score.explanation.splitlines()[:2] == ["resolved: yes", "coverage: pass"]
+    assert score.explanation.splitlines() == [
+        "resolved: yes",
+        "coverage: pass",
+        "delegation: pass",
+        "dedup: pass",
+        "receipts: pass",
+        "provenance: pass",
+        "efficiency: lead 1000 tokens in 3 turns; 8 children 3200 tokens in 16 turns; total "
+        "4200 tokens, $0.042000; wall time 20.50 s",
+    ]
     metadata = score.metadata or {}
     assert metadata["fixture"] == "json-events"
     assert metadata["lead"] == "lead"

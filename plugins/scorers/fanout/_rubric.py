@@ -38,7 +38,7 @@ RUBRIC = "fanout"
 REQUIRED_RULES = ("coverage", "delegation", "dedup", "receipts", "provenance")
 """The rubric's own rules, in the order they are reported; all required."""
 _RESERVED = frozenset({*REQUIRED_RULES, "efficiency", "resolved"})
-_LISTED = 8
+_LISTED = 5
 """Failures spelled out per rule in the explanation (the metadata has them all)."""
 
 Check = Callable[[Fixture, Evidence], RuleResult]
@@ -176,10 +176,11 @@ def _efficiency_line(details: Any) -> str:
     lead, children, total = details["lead"], details["children"], details["total"]
     wall = details["wall_time"]
     return (
-        f"efficiency: lead {lead['tokens']} tokens in {lead['turns']} turns; "
+        f"efficiency: lead {lead['tokens']} tokens in "
+        f"{_counted(lead['turns'], 'turn', 'turns')}; "
         f"{_counted(children['spawned'], 'child', 'children')} {children['tokens']} tokens in "
-        f"{children['turns']} turns; total {total['tokens']} tokens, ${total['cost']:.6f}; "
-        f"wall time {'unknown' if wall is None else f'{wall:.2f} s'}"
+        f"{_counted(children['turns'], 'turn', 'turns')}; total {total['tokens']} tokens, "
+        f"${total['cost']:.6f}; wall time {'unknown' if wall is None else f'{wall:.2f} s'}"
     )
 
 
