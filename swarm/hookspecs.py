@@ -49,6 +49,7 @@ from swarm.records import (
     Receipt,
     Record,
     Rejection,
+    RubricRule,
     SpawnDecision,
     SpawnRequest,
     SwarmResult,
@@ -405,6 +406,25 @@ def swarm_extra_metrics(view: SwarmView) -> dict[str, Any] | None:
 
     :param view: the run at its end.
     :return: a JSON-ready mapping; ``None`` to add nothing.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def swarm_rubric_rules(rubric: str) -> list[RubricRule] | None:
+    """Rules a plugin adds to a scoring rubric.
+
+    Every implementation is called once each time the rubric's scorer is built (not per
+    sample), with the rubric's registered name; the order of results is unspecified.  The
+    rubric checks every sample with each rule's ``check`` as well as its own rules, reports
+    every rule in the score, and counts a ``required`` rule in ``resolved``.  A ``check`` that
+    raises is reported as a failed rule naming the plugin; it never stops the scoring.  An
+    implementation that raises, returns something other than a list of ``RubricRule``, or
+    names a rule twice (or like the rubric's own rules) is a ``PluginError`` naming it.
+
+    :param rubric: the rubric being built (``fanout``).
+    :return: the rules to add; ``None`` (or ``[]``) for none, e.g. for another rubric.
 
     .. versionadded:: 0.1
     """

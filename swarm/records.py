@@ -7,7 +7,7 @@ Serialisation lives in ``swarm.serialization``, never here.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Literal
 
 import attrs
@@ -47,6 +47,9 @@ __all__ = [
     "MemberSubmitted",
     "MemberView",
     "Quiescent",
+    "RubricRule",
+    "RuleFailure",
+    "RuleResult",
     "SwarmResult",
     "SwarmView",
     "member_status_is_valid",
@@ -480,3 +483,77 @@ class Receipt:
     error_type: str | None
     text: str
     time: float
+
+
+# ---------------------------------------------------------------------------------------------
+# Scoring rubrics: the rules a rubric judges, and what a rule found
+# ---------------------------------------------------------------------------------------------
+
+
+def _is_instance(kind: type | tuple[type, ...], what: str) -> Callable[[Any, Any, Any], None]:
+    def check(instance: Any, attribute: Any, value: Any) -> None:
+        if not isinstance(value, kind):
+            raise TypeError(
+                f"{type(instance).__name__}.{attribute.name}: expected {what}, got {value!r}"
+            )
+
+    return check
+
+
+def _failure_tuple(value: Iterable[RuleFailure | str]) -> tuple[RuleFailure | str, ...]:
+    return tuple(value)
+
+
+def _each_failure(instance: Any, attribute: Any, value: tuple[Any, ...]) -> None:
+    for index, item in enumerate(value):
+        if not isinstance(item, RuleFailure | str):
+            raise TypeError(
+                f"RuleResult.failures[{index}]: expected a RuleFailure or a string, got {item!r}"
+            )
+
+
+@attrs.frozen(kw_only=True)
+class RuleFailure:
+    """One reason a rubric rule failed, naming the shard and the member it concerns (if any)."""
+
+    reason: str = attrs.field(validator=_is_instance(str, "a string"))
+    shard: str | None = None
+    member: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class RuleResult:
+    """What one rubric rule found.
+
+    ``passed`` is the verdict; ``failures`` says why it failed, one ``RuleFailure`` (or plain
+    string) per problem; ``details`` holds JSON-ready figures a person reading the score wants
+    (counts, lists of names), reported whether the rule passed or not.
+    """
+
+    passed: bool = attrs.field(validator=_is_instance(bool, "True or False"))
+    failures: tuple[RuleFailure | str, ...] = attrs.field(
+        default=(), converter=_failure_tuple, validator=_each_failure
+    )
+    details: Mapping[str, Any] = attrs.field(
+        factory=dict, validator=_is_instance(Mapping, "a mapping")
+    )
+
+
+@attrs.frozen(kw_only=True)
+class RubricRule:
+    """A rule a plugin adds to a rubric (``swarm_rubric_rules``).
+
+    ``check(fixture, evidence)`` judges one sample: the rubric passes what it scores against
+    (the fan-out rubric: its ``Fixture``) and what it read from the sample (its ``Evidence``),
+    and gets a ``RuleResult``.  A ``required`` rule must pass for the sample to be resolved; any
+    other is reported only.
+    """
+
+    name: str = attrs.field(validator=_is_instance(str, "a string"))
+    check: Callable[[Any, Any], RuleResult] = attrs.field()
+    required: bool = attrs.field(default=False, validator=_is_instance(bool, "True or False"))
+
+    @check.validator
+    def _callable(self, attribute: Any, value: Any) -> None:
+        if not callable(value):
+            raise TypeError(f"RubricRule.check: expected a callable, got {value!r}")

@@ -116,6 +116,14 @@ EXPECTED: dict[str, list[str]] = {
         "What is the minimum value of the cpu column?'; it must list every shard with its "
         "question as in the manifest",
     ],
+    "fanout_rubric_rule.py": [
+        "honest: {'coverage': True, 'delegation': True, 'dedup': True, 'receipts': True, "
+        "'provenance': True, 'answer_not_in_task': True, 'resolved': True}",
+        "answer in the task: resolved False",
+        "answer_not_in_task: FAIL",
+        "  - events-02.jsonl worker-events-02: its task holds the answer 1482368",
+        "plugin: proof_of_work",
+    ],
     "timeline_demo.py": [
         "writer   submitted  model calls 3, tool calls 2, writes 1 (+0 refused), waits 0, notices 0",
         "waiter   cancelled  model calls 4, tool calls 3, writes 0 (+1 refused), waits 2, notices 1",
@@ -135,7 +143,7 @@ EXPECTED: dict[str, list[str]] = {
 }
 
 # Examples that run no eval, so write no log.
-NO_LOG = {"fanout_fixture.py"}
+NO_LOG = {"fanout_fixture.py", "fanout_rubric_rule.py"}
 
 PAGES = sorted(DOCS.glob("*.md"))
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")

@@ -26,6 +26,7 @@ from swarm.records import (
     Receipt,
     Record,
     Rejection,
+    RubricRule,
     SpawnDecision,
     SpawnRequest,
     SwarmResult,
@@ -33,7 +34,7 @@ from swarm.records import (
     WaitNews,
 )
 
-__all__ = ["RunHooks", "call_registration_hook"]
+__all__ = ["RunHooks", "call_registration_hook", "call_rubric_rules"]
 
 logger = logging.getLogger("swarm")
 
@@ -77,6 +78,40 @@ def call_registration_hook(
             raise
         except Exception as ex:
             raise PluginError(impl.plugin_name, hook, f"raised {ex!r}") from ex
+
+
+def call_rubric_rules(pm: pluggy.PluginManager, rubric: str) -> list[tuple[str, RubricRule]]:
+    """``swarm_rubric_rules``: every plugin's rules for ``rubric``, with the plugin's name.
+
+    An implementation that raises or returns anything but a list of ``RubricRule`` is a
+    ``PluginError`` naming it.
+    """
+    hook = "swarm_rubric_rules"
+    found: list[tuple[str, RubricRule]] = []
+    for impl in _impls(pm, hook):
+        try:
+            result = _call(impl, {"rubric": rubric})
+        except Exception as ex:
+            raise PluginError(impl.plugin_name, hook, f"raised {ex!r}") from ex
+        if result is None:
+            continue
+        if not isinstance(result, list):
+            raise PluginError(
+                impl.plugin_name,
+                hook,
+                f"returned {type(result).__name__} {_short(result)}; expected a list of "
+                "RubricRule or None",
+            )
+        for index, rule in enumerate(result):
+            if not isinstance(rule, RubricRule):
+                raise PluginError(
+                    impl.plugin_name,
+                    hook,
+                    f"returned {type(rule).__name__} {_short(rule)} at [{index}]; expected "
+                    "a RubricRule",
+                )
+            found.append((impl.plugin_name, rule))
+    return found
 
 
 class RunHooks:

@@ -28,8 +28,9 @@ import attrs
 import pluggy
 
 from swarm import hookspecs
-from swarm._hooks.calls import call_registration_hook
+from swarm._hooks.calls import call_registration_hook, call_rubric_rules
 from swarm.errors import ConfigError, PluginError
+from swarm.records import RubricRule
 
 __all__ = [
     "BUILTIN_DISTRIBUTION",
@@ -50,6 +51,8 @@ ESSENTIAL_PLUGINS = frozenset({"leaderless"})
 REGISTRATION_HOOKS = frozenset(
     {"swarm_register_controllers", "swarm_register_channels", "swarm_register_rubrics"}
 )
+CATALOG_HOOKS = REGISTRATION_HOOKS | {"swarm_rubric_rules"}
+"""Hooks asked through the catalog, never during a run."""
 
 PluginKind = Literal["controller", "channel", "rubric"]
 _KIND_HOOK: dict[PluginKind, str] = {
@@ -248,6 +251,30 @@ class PluginCatalog:
         listing = ", ".join(self.names(kind)) or "none"
         raise ConfigError(f"unknown {kind} {name!r}; registered {kind}s: {listing}")
 
+    def rubric_rules(self, rubric: str) -> list[tuple[str, RubricRule]]:
+        """The rules plugins add to ``rubric`` (``swarm_rubric_rules``), each with the name
+        of the plugin that gave it, sorted by rule name.
+
+        Raises:
+            PluginError: a plugin raised, returned the wrong type, gave a rule a bad name, or
+                gave a name another rule has (the message names both plugins).
+        """
+        hook = "swarm_rubric_rules"
+        found = call_rubric_rules(self.pm, rubric)
+        seen: dict[str, str] = {}
+        for plugin, rule in found:
+            if not _NAME.match(rule.name):
+                raise PluginError(plugin, hook, f"returned a rule with a bad name {rule.name!r}")
+            if rule.name in seen:
+                raise PluginError(
+                    plugin,
+                    hook,
+                    f"rule {rule.name!r} of rubric {rubric!r} is given twice: by plugin "
+                    f"{seen[rule.name]!r} and by plugin {plugin!r}",
+                )
+            seen[rule.name] = plugin
+        return sorted(found, key=lambda pair: pair[1].name)
+
     def runtime_plugins(self) -> list[tuple[str, object]]:
         """Loaded plugins that implement run-time hooks (anything but registration).
 
@@ -263,7 +290,7 @@ class PluginCatalog:
             if plugin is None:
                 continue
             hooks = {c.name for c in self.pm.get_hookcallers(plugin) or []}
-            if hooks - REGISTRATION_HOOKS:
+            if hooks - CATALOG_HOOKS:
                 found.append((name, plugin))
         return found
 

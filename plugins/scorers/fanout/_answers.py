@@ -1,0 +1,157 @@
+"""The rules about the artifact's answers: coverage (they are right) and provenance (they are
+what the children replied).
+
+The artifact is read with a strict bullet parser: a line (surrounding whitespace ignored) that
+starts with ``- `` or ``* ``, then ``<key>: <answer>``, where the key is the text before the
+first colon (trimmed) and the answer the rest (trimmed).  A key counts for a shard only when it
+is the shard's bare file name exactly: ``shards/events-01.jsonl`` is not ``events-01.jsonl``.
+Every occurrence of a shard is kept, so a wrong bullet cannot hide behind a right one.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from swarm import RuleFailure, RuleResult
+
+from ._evidence import Evidence
+from ._fixture import Fixture, Shard
+
+__all__ = ["artifact_bullets", "coverage", "provenance"]
+
+_BULLET = re.compile(r"^[-*] (?P<key>[^:]*):(?P<answer>.*)$")
+
+
+def artifact_bullets(text: str) -> dict[str, list[str]]:
+    """Every bullet of ``text``: each key's answers, in the order they appear."""
+    found: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        match = _BULLET.match(line.strip())
+        if match is None:
+            continue
+        key = match["key"].strip()
+        if key:
+            found.setdefault(key, []).append(match["answer"].strip())
+    return found
+
+
+def _bullets(evidence: Evidence) -> dict[str, list[str]] | None:
+    artifact = evidence.artifact
+    if artifact is None or artifact.text is None:
+        return None
+    return artifact_bullets(artifact.text)
+
+
+def _no_artifact(evidence: Evidence) -> str:
+    if evidence.artifact is None:
+        return "no artifact was stored"
+    return f"the artifact {evidence.artifact.path} was not written"
+
+
+def coverage(fixture: Fixture, evidence: Evidence) -> RuleResult:
+    """Every shard has a bullet in the artifact, and every one of its bullets is the expected
+    answer (``str(expected)`` exactly, after trimming)."""
+    bullets = _bullets(evidence)
+    if bullets is None:
+        reason = _no_artifact(evidence)
+        details: dict[str, Any] = {
+            "artifact": None,
+            "missing_shards": [s.file for s in fixture.shards],
+            "wrong_answers": [],
+            "unknown_bullets": [],
+        }
+        return RuleResult(passed=False, failures=(RuleFailure(reason=reason),), details=details)
+    failures: list[RuleFailure] = []
+    missing: list[str] = []
+    wrong: list[dict[str, Any]] = []
+    for shard in fixture.shards:
+        answers = bullets.get(shard.file, [])
+        expected = str(shard.expected)
+        if not answers:
+            missing.append(shard.file)
+            failures.append(RuleFailure(reason="no bullet in the artifact", shard=shard.file))
+        elif any(answer != expected for answer in answers):
+            wrong.append({"shard": shard.file, "expected": expected, "found": answers})
+            said = ", ".join(repr(a) for a in answers)
+            failures.append(
+                RuleFailure(
+                    reason=f"expected {expected!r}, the artifact says {said}", shard=shard.file
+                )
+            )
+    files = {s.file for s in fixture.shards}
+    details = {
+        "artifact": evidence.artifact.path if evidence.artifact else None,
+        "missing_shards": missing,
+        "wrong_answers": wrong,
+        "unknown_bullets": sorted(key for key in bullets if key not in files),
+    }
+    return RuleResult(passed=not failures, failures=tuple(failures), details=details)
+
+
+def _last_reply(evidence: Evidence, shard: Shard) -> tuple[str, str] | None:
+    """(member, text) of the last message that reached the lead from a child assigned to
+    ``shard`` (one spawned under the shard's worker name)."""
+    assigned = {c.member for c in evidence.children if shard.worker in c.requested}
+    last = None
+    for message in evidence.messages:
+        if (
+            message.sender in assigned
+            and evidence.is_reply(message)
+            and evidence.reached_lead(message)
+        ):
+            last = message
+    return None if last is None else (last.sender, last.text.strip())
+
+
+def provenance(fixture: Fixture, evidence: Evidence) -> RuleResult:
+    """Every bullet the artifact gives for a shard equals the last reply that reached the lead
+    from a child spawned under that shard's worker name (its text, trimmed).
+
+    A shard with bullets but no such reply fails (the lead wrote an answer no child gave it); a
+    shard with no bullet is coverage's to judge and is only listed in the details.
+    """
+    bullets = _bullets(evidence) or {}
+    failures: list[RuleFailure] = []
+    sourced: dict[str, str] = {}
+    unsourced: list[str] = []
+    mismatched: list[dict[str, Any]] = []
+    absent: list[str] = []
+    for shard in fixture.shards:
+        answers = bullets.get(shard.file, [])
+        if not answers:
+            absent.append(shard.file)
+            continue
+        reply = _last_reply(evidence, shard)
+        if reply is None:
+            unsourced.append(shard.file)
+            failures.append(
+                RuleFailure(
+                    reason=f"no reply from a child named {shard.worker} reached the lead, "
+                    "yet the artifact has an answer",
+                    shard=shard.file,
+                )
+            )
+            continue
+        member, text = reply
+        if any(answer != text for answer in answers):
+            mismatched.append(
+                {"shard": shard.file, "member": member, "reply": text, "artifact": answers}
+            )
+            said = ", ".join(repr(a) for a in answers)
+            failures.append(
+                RuleFailure(
+                    reason=f"the child replied {text!r}, the artifact says {said}",
+                    shard=shard.file,
+                    member=member,
+                )
+            )
+        else:
+            sourced[shard.file] = member
+    details = {
+        "sourced": sourced,
+        "unsourced": unsourced,
+        "mismatched": mismatched,
+        "not_in_artifact": absent,
+    }
+    return RuleResult(passed=not failures, failures=tuple(failures), details=details)

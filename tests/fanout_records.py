@@ -1,0 +1,296 @@
+"""Builders of synthetic fan-out records: a sample's store as the runtime would write it.
+
+``Run`` builds the spawn ledger, the message log, the result record, the ledger, the metrics
+record and the stored artifact step by step, on a clock that advances 0.5 s per step, in the
+shapes the runtime writes (docs/fanout.md, "The records the rubric reads").  ``honest(fixture)``
+is a run that resolves: the lead spawns one child per shard under its worker name, each child
+makes two model calls, replies its shard's expected answer and ends, the lead reads every reply,
+writes the artifact and ends.  Tests change one thing in it to build a cheat.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from swarm.plugins.scorers.fanout import Fixture
+
+LEAD = "lead"
+LEAD_TOKENS = 1000
+LEAD_CALLS = 3
+CHILD_TOKENS = 400
+CHILD_CALLS = 2
+PRICE = 0.00001
+"""Dollars per token, for every member."""
+
+
+def index_text(fixture: Fixture, answers: dict[str, str] | None = None) -> str:
+    """An artifact with one ``- <file>: <answer>`` bullet per shard (expected answers unless
+    ``answers`` says otherwise)."""
+    answers = answers or {}
+    lines = [f"- {s.file}: {answers.get(s.file, str(s.expected))}" for s in fixture.shards]
+    return "\n".join(lines) + "\n"
+
+
+class Run:
+    """A synthetic run's records, built step by step."""
+
+    def __init__(self, lead: str = LEAD) -> None:
+        self.lead = lead
+        self.clock = 0.0
+        self.spawns: list[dict[str, Any]] = []
+        self.messages: list[dict[str, Any]] = []
+        self.members: dict[str, dict[str, Any]] = {}
+        self.usage: dict[str, dict[str, Any]] = {}
+        self.artifact: dict[str, Any] | None = None
+        self.wall_clock: float | None = None
+        self.add_member(lead, parent=None, depth=0, calls=LEAD_CALLS, tokens=LEAD_TOKENS)
+
+    def tick(self) -> float:
+        self.clock += 0.5
+        return self.clock
+
+    # -- members ---------------------------------------------------------------------------
+
+    def add_member(
+        self,
+        name: str,
+        *,
+        parent: str | None,
+        depth: int,
+        calls: int = CHILD_CALLS,
+        tokens: int = CHILD_TOKENS,
+        started: bool = True,
+    ) -> None:
+        self.members[name] = {
+            "name": name,
+            "role": None,
+            "state": "running" if started else "pending",
+            "status": None,
+            "submitted": False,
+            "started": self.clock if started else None,
+            "time": None,
+            "parent": parent,
+            "depth": depth,
+            "sandbox": None,
+            "error": None,
+            "gate_checks": 0,
+            "gate_passes": 0,
+            "first_pass_time": None,
+        }
+        usage = {
+            "input_tokens": tokens // 2,
+            "output_tokens": tokens - tokens // 2,
+            "total_tokens": tokens,
+            "input_tokens_cache_write": None,
+            "input_tokens_cache_read": None,
+            "reasoning_tokens": None,
+            "total_cost": tokens * PRICE,
+        }
+        self.usage[name] = {
+            "name": name,
+            "status": None,
+            "bridged": False,
+            "meter": {"usage": usage, "cost": tokens * PRICE, "suspended_cost": 0.0},
+            "calls": {
+                "calls": calls,
+                "cache_replays": 0,
+                "errored": 0,
+                "no_usage": 0,
+                "unpriced": 0,
+            },
+            "cancelled": False,
+            "background_started": 0,
+            "background_cancelled": 0,
+        }
+
+    def end_member(self, name: str, status: str = "submitted") -> float:
+        time = self.tick()
+        self.members[name].update(
+            state="ended", status=status, submitted=status == "submitted", time=time
+        )
+        self.usage[name]["status"] = status
+        return time
+
+    def finish(self) -> float:
+        """The lead ends (submitted)."""
+        return self.end_member(self.lead)
+
+    # -- the spawn ledger ------------------------------------------------------------------
+
+    def _spawn_entry(self, op: str, **fields: Any) -> dict[str, Any]:
+        entry = {
+            "seq": len(self.spawns) + 1,
+            "time": self.tick(),
+            "op": op,
+            "member": None,
+            "requested": None,
+            "parent": self.lead,
+            "depth": 1,
+            "template": "worker",
+            "task": None,
+            "status": None,
+            "reason": None,
+        }
+        entry.update(fields)
+        self.spawns.append(entry)
+        return entry
+
+    def spawn(
+        self,
+        requested: str,
+        *,
+        member: str | None = None,
+        parent: str | None = None,
+        depth: int = 1,
+        task: str | None = None,
+        calls: int = CHILD_CALLS,
+        tokens: int = CHILD_TOKENS,
+        started: bool = True,
+        record_member: bool = True,
+    ) -> str:
+        """A ``spawn`` entry; the child joins the result record and the ledger (unless
+        ``record_member`` is false: a spawn entry naming a run that does not exist)."""
+        member = member or requested
+        parent = parent or self.lead
+        self._spawn_entry(
+            "spawn",
+            member=member,
+            requested=requested,
+            parent=parent,
+            depth=depth,
+            task=task if task is not None else f"Answer the question about {requested}.",
+        )
+        if record_member:
+            self.add_member(
+                member, parent=parent, depth=depth, calls=calls, tokens=tokens, started=started
+            )
+        return member
+
+    def refused(self, requested: str, reason: str = "live_name", depth: int = 1) -> None:
+        self._spawn_entry("refused", requested=requested, depth=depth, reason=reason, task="...")
+
+    def end(self, member: str, status: str = "submitted") -> None:
+        """The child ends: an ``end`` entry, and its result and ledger entries say so."""
+        spawn = next(e for e in self.spawns if e["member"] == member and e["op"] == "spawn")
+        self._spawn_entry(
+            "end",
+            member=member,
+            requested=spawn["requested"],
+            parent=spawn["parent"],
+            depth=spawn["depth"],
+            status=status,
+        )
+        if member in self.members:
+            self.end_member(member, status)
+
+    def delete(self, member: str, reason: str = "cancelled") -> None:
+        spawn = next(e for e in self.spawns if e["member"] == member and e["op"] == "spawn")
+        self._spawn_entry(
+            "delete",
+            member=member,
+            requested=spawn["requested"],
+            parent=spawn["parent"],
+            depth=spawn["depth"],
+            reason=reason,
+        )
+
+    # -- the message log -------------------------------------------------------------------
+
+    def _message(self, kind: str, seen: bool | float | None, **fields: Any) -> dict[str, Any]:
+        time = self.tick()
+        entry = {
+            "seq": len(self.messages) + 1,
+            "time": time,
+            "kind": kind,
+            "sender": None,
+            "recipient": self.lead,
+            "relationship": "child",
+            "size": len(fields.get("text", "")),
+            "text": "",
+            "about": None,
+            "status": None,
+            "seen": None,
+        }
+        entry.update(fields)
+        if seen is True:
+            entry["seen"] = {"time": self.tick(), "via": "read"}
+        elif isinstance(seen, float):
+            entry["seen"] = {"time": seen, "via": "read"}
+        self.messages.append(entry)
+        return entry
+
+    def reply(
+        self,
+        sender: str,
+        text: str,
+        *,
+        recipient: str | None = None,
+        relationship: str = "child",
+        seen: bool | float | None = True,
+    ) -> dict[str, Any]:
+        """A ``message`` from ``sender``; by default to the lead, as its child, and read."""
+        return self._message(
+            "message",
+            seen,
+            sender=sender,
+            recipient=recipient or self.lead,
+            relationship=relationship,
+            text=text,
+            size=len(text),
+        )
+
+    def receipt(
+        self, about: str, status: str = "errored", seen: bool | float | None = True
+    ) -> dict[str, Any]:
+        """The runtime's receipt to the lead about a child that ended without replying."""
+        text = f"{about} ended without replying: {status}."
+        return self._message(
+            "receipt", seen, sender=about, about=about, status=status, text=text, size=len(text)
+        )
+
+    # -- the artifact and the store --------------------------------------------------------
+
+    def write(self, text: str | None, path: str = "combined-index.md") -> None:
+        self.artifact = {"path": path, "text": text}
+
+    def store(self) -> dict[str, Any]:
+        """The sample's store: every record the rubric reads (deep copies)."""
+        members = list(self.members.values())
+        ledger_members = list(self.usage.values())
+        store: dict[str, Any] = {
+            "inspect_swarm:spawns": {"version": 1, "entries": self.spawns},
+            "inspect_swarm:messages": {"version": 1, "messages": self.messages},
+            "inspect_swarm:result": {
+                "version": 1,
+                "members": members,
+                "final": {
+                    "mode": "first",
+                    "member": self.lead,
+                    "reason": None,
+                    "provisional": False,
+                },
+                "stop_reason": "all_done",
+            },
+            "inspect_swarm:ledger": {"version": 1, "members": ledger_members},
+        }
+        if self.wall_clock is not None:
+            store["inspect_swarm:metrics"] = {"version": 1, "wall_clock": self.wall_clock}
+        if self.artifact is not None:
+            store["swarm_fanout:artifact"] = self.artifact
+        return copy.deepcopy(store)
+
+
+def honest(fixture: Fixture, *, finish: bool = True) -> Run:
+    """A run that resolves: one child per shard, each replies its expected answer (read by the
+    lead) and ends; the lead writes the artifact and (with ``finish``) ends."""
+    run = Run()
+    for shard in fixture.shards:
+        run.spawn(shard.worker, task=f"Read shards/{shard.file} and answer: {shard.question}")
+    for shard in fixture.shards:
+        run.reply(shard.worker, str(shard.expected))
+        run.end(shard.worker)
+    run.write(index_text(fixture))
+    if finish:
+        run.finish()
+    return run
