@@ -13,6 +13,7 @@ engine only through a narrow port (``ports``) and reaches it through its own con
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import logging
 from collections.abc import Sequence
@@ -80,29 +81,17 @@ class SwarmRun:
         self.controller = instantiate(catalog, "controller", spec.controller)
         settings = ChannelSettings.of(channels)
         rate = RateControl(settings.rates, self.now)
-        kernel: list[tuple[str, object]] = [("swarm:rate", rate)]
-        self.spawner: Spawner | None = None
         policy = SpawnPolicy(spec.spawning)
-        if spec.spawns:
-            kernel.append(("swarm:spawning", policy))
-        pm = run_plugin_manager(
-            catalog,
-            controller=(spec.controller.name, self.controller),
-            channels=channels,
-            kernel=kernel,
-        )
+        kernel = [("swarm:rate", rate), *([("swarm:spawning", policy)] if spec.spawns else [])]
+        ctrl = (spec.controller.name, self.controller)
+        pm = run_plugin_manager(catalog, controller=ctrl, channels=channels, kernel=kernel)
         self.hooks = RunHooks(pm, on_fault=self.fail)
-        if spec.spawns:
-            self.spawner = policy.spawner = Spawner(self, self.hooks, spec.templates)
+        self.spawner = Spawner(self, self.hooks, spec.templates) if spec.spawns else None
+        policy.spawner = self.spawner
         self.bus = Bus(self, self.hooks, channels, settings, rate)
         self.waits = None if settings.max_wait is None else Waits(self, self.bus, self.hooks)
-        self.wiring = Wiring(
-            self,
-            self.hooks,
-            self.bus,
-            self.channel_names,
-            functools.partial(kernel_tools, self.roster, self.waits, self.spawner),
-        )
+        tools = functools.partial(kernel_tools, self.roster, self.waits, self.spawner)
+        self.wiring = Wiring(self, self.hooks, self.bus, self.channel_names, tools)
         self.accounts = Accounts(spec.budget)
         for m in self.roster:
             self.accounts.add_member(m.name, m.entry.spec.limits)
@@ -126,6 +115,7 @@ class SwarmRun:
         self.watchers = Watchers(self)
         self._t0 = 0.0
         self._tg: anyio.abc.TaskGroup | None = None
+        self._root = contextvars.Context()  # the run's own context, taken when it starts
         self._all_ended: anyio.Event | None = None
         self.answers = AnswerChoice(self.roster, self.hooks)
 
@@ -260,6 +250,7 @@ class SwarmRun:
             check_prices(specs, all_members=self.accounts.caps.cost is not None)
             async with anyio.create_task_group() as tg:
                 self._tg = tg
+                self._root = contextvars.copy_context()
                 self.watchers.start(
                     tg,
                     time_cap=self.accounts.caps.time,
@@ -322,7 +313,10 @@ class SwarmRun:
         m.delivery = self.hooks.delivery_mode(self.view(), m.view) or "notify"
         self.activity()
         self.hooks.member_started(self.view(), m.view)
-        self._tg.start_soon(self.runner.run, m, name=f"swarm member {m.name}")
+        # every member starts from the run's own context, also one spawned from another
+        # member's tool call: it must not inherit that member's limits, usage tap or span
+        tg = self._tg
+        self._root.copy().run(lambda: tg.start_soon(self.runner.run, m, name=f"member {m.name}"))
 
     def member_ended(self, m: RunMember, status: str, *, decide: bool) -> None:
         """Member ``m`` ended with ``status``; ask the decision hooks (unless ``decide`` is

@@ -1,0 +1,309 @@
+"""Children spawned at run time: a full fan-out through the real tools, refusals, teardown, and the
+spawn ledger, message log, ledger and spans agreeing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from inspect_ai import Task, eval
+from inspect_ai.dataset import Sample
+from inspect_ai.event import SpanBeginEvent, ToolEvent
+from inspect_ai.log import EvalSample
+from inspect_ai.scorer import includes
+
+from swarm import (
+    PluginCatalog,
+    SpawnDecision,
+    SpawnRequest,
+    controller,
+    get_plugin_manager,
+    hookimpl,
+    member,
+    swarm,
+)
+from swarm.testing import Step, call, fail, pause, run_eval, scripted_model, submit
+
+from helpers import result, statuses, tool_results
+
+N = 8
+
+
+def store(sample: EvalSample, key: str) -> Any:
+    return sample.store[f"inspect_swarm:{key}"]
+
+
+def entries(sample: EvalSample, op: str | None = None) -> list[dict[str, Any]]:
+    found = store(sample, "spawns")["entries"]
+    return [e for e in found if op is None or e["op"] == op]
+
+
+def fan_out(log_dir: Path) -> EvalSample:
+    """A lead spawns 8 children; each reads its own shard in the sample's sandbox and replies;
+    the lead waits for all, reads the replies, writes them to one file and submits."""
+    lead = [call("spawn_child", name=f"w-{i}", task=f"Count the lines of shards/s{i}.txt.") for i in range(1, N + 1)]
+    lead += [
+        call("wait_for_children"),
+        call("read_messages"),
+        call("bash", command="printf 'all replied\\n' > combined.md && cat combined.md"),
+        submit("done"),
+    ]
+    scripts: dict[str, list[Step]] = {"lead": lead}
+    for i in range(1, N + 1):
+        scripts[f"w-{i}"] = [
+            call("bash", command=f"wc -l < shards/s{i}.txt"),
+            call("send_message", to="parent", text=str(i)),
+            submit("ok"),
+        ]
+    solver = swarm(
+        members=member("swarm/worker", name="lead", args={"tools": ["bash"]}, can_spawn=["worker"]),
+        templates={"worker": {"factory": "swarm/worker", "args": {"tools": ["bash"]}}},
+    )
+    files = {f"shards/s{i}.txt": "x\n" * i for i in range(1, N + 1)}
+    task = Task(
+        dataset=[Sample(input="Fan out.", target="done", files=files)],
+        solver=solver,
+        scorer=includes(),
+        sandbox="local",
+    )
+    [log] = eval(task, model=scripted_model(scripts), display="none", log_dir=str(log_dir))
+    assert log.status == "success", log.error
+    [sample] = log.samples or []
+    return sample
+
+
+def test_a_lead_fans_out_to_eight_children_and_every_record_agrees(log_dir: Path) -> None:
+    sample = fan_out(log_dir)
+    children = [f"w-{i}" for i in range(1, N + 1)]
+    # the children read their own shards in the sandbox
+    reads = tool_results(sample, "bash")
+    assert sorted(int(r) for r, err in reads if err is None and r.strip().isdigit()) == list(
+        range(1, N + 1)
+    )
+    # the spawn ledger: 8 spawns, 8 ends, in order, with parent, depth and template
+    spawned = entries(sample, "spawn")
+    assert [e["member"] for e in spawned] == children
+    assert all((e["parent"], e["depth"], e["template"]) == ("lead", 1, "worker") for e in spawned)
+    assert sorted(e["member"] for e in entries(sample, "end")) == children
+    assert {e["status"] for e in entries(sample, "end")} == {"submitted"}
+    assert entries(sample, "refused") == entries(sample, "delete") == []
+    seqs = [e["seq"] for e in entries(sample)]
+    assert seqs == list(range(1, 2 * N + 1))
+    # the message log: 8 child-to-parent messages, each seen by the lead (read)
+    messages = store(sample, "messages")["messages"]
+    assert sorted((m["sender"], m["text"]) for m in messages) == sorted(
+        (f"w-{i}", str(i)) for i in range(1, N + 1)
+    )
+    assert {(m["recipient"], m["relationship"], m["kind"]) for m in messages} == {
+        ("lead", "child", "message")
+    }
+    assert all(m["seen"] is not None and m["seen"]["via"] == "read" for m in messages)
+    assert all(m["seen"]["time"] >= m["time"] for m in messages)
+    # the result record and the ledger: 9 members, children with parent and depth
+    members = result(sample)["members"]
+    assert [(m["name"], m["parent"], m["depth"]) for m in members] == [("lead", None, 0)] + [
+        (c, "lead", 1) for c in children
+    ]
+    ledger = store(sample, "ledger")
+    assert [m["name"] for m in ledger["members"]] == ["lead", *children]
+    assert sum(m["meter"]["usage"]["total_tokens"] for m in ledger["members"]) == (
+        ledger["swarm"]["usage"]["total_tokens"]
+    )
+    assert ledger["unattributed"]["total_tokens"] == 0
+    # every member has its own agent span
+    spans = [e.name for e in sample.events if isinstance(e, SpanBeginEvent) and e.type == "agent"]
+    assert sorted(s for s in spans if s in {"lead", *children}) == sorted(["lead", *children])
+    # the lead's wait ended once all had ended, and its file holds what it wrote
+    waited = tool_results(sample, "wait_for_children")
+    assert waited == [("All 8 of your children have ended; their replies and receipts are in "
+                       "read_messages().", None)]
+    assert result(sample)["final"]["member"] == "lead"
+    assert store(sample, "metrics")["spawning"] == {
+        "spawns": 8,
+        "refused": {},
+        "ended": {"submitted": 8},
+        "deleted": {},
+        "max_live_children": 8,
+    }
+    assert json.dumps(store(sample, "spawns"), allow_nan=False)
+
+
+def lead_and(workers: dict[str, list[Step]], lead: list[Step], **swarm_args: Any) -> EvalSample:
+    model = scripted_model({"lead": lead, **workers})
+    solver = swarm(
+        members=member("swarm/worker", name="lead", can_spawn=["worker"]),
+        templates={"worker": member("swarm/worker")},
+        **swarm_args,
+    )
+    log = run_eval(solver, model=model)
+    assert log.status == "success", log.error
+    [sample] = log.samples or []
+    return sample
+
+
+def refusals(sample: EvalSample) -> list[tuple[str, str | None]]:
+    return [(e["requested"], e["reason"]) for e in entries(sample, "refused")]
+
+
+def test_a_second_live_child_under_one_name_is_refused() -> None:
+    lead = [
+        call("spawn_child", name="a", task="t"),
+        call("spawn_child", name="a", task="t"),
+        call("wait_for_children"),
+        submit("done"),
+    ]
+    sample = lead_and({"a": [pause(0.3, submit("ok"))]}, lead)
+    assert refusals(sample) == [("a", "live_name")]
+    [(_, error)] = [r for r in tool_results(sample, "spawn_child") if r[1] is not None]
+    assert error == (
+        "spawn refused: a child of yours called 'a' is still running; wait for it or cancel it "
+        "first."
+    )
+
+
+def test_a_third_spawn_of_a_name_with_one_retry_is_refused() -> None:
+    lead = [call("spawn_child", name="a", task="t"), call("wait_for_children")] * 2
+    lead += [call("spawn_child", name="a", task="t"), submit("done")]
+    sample = lead_and({"a*": [submit("ok")]}, lead, spawning={"retries": 1})
+    assert [e["member"] for e in entries(sample, "spawn")] == ["a", "a~2"]
+    assert [e["requested"] for e in entries(sample, "spawn")] == ["a", "a"]
+    assert refusals(sample) == [("a", "retries")]
+    assert list(statuses(sample)) == ["lead", "a", "a~2"]
+
+
+def test_spawns_past_the_children_cap_and_the_depth_cap_are_refused() -> None:
+    lead = [call("spawn_child", name=n, task="t") for n in ("a", "b", "c")]
+    lead += [call("wait_for_children"), submit("done")]
+    workers = {"a": [call("spawn_child", name="deep", task="t"), submit("ok")], "*": [submit("ok")]}
+    model = scripted_model({"lead": lead, **workers})
+    solver = swarm(
+        members=member("swarm/worker", name="lead", can_spawn=["worker"]),
+        templates={"worker": member("swarm/worker", can_spawn=["worker"])},
+        spawning={"max_children": 2, "max_depth": 1},
+    )
+    [sample] = run_eval(solver, model=model).samples or []
+    assert sorted(refusals(sample)) == [("c", "max_children"), ("deep", "max_depth")]
+
+
+def test_a_template_the_member_may_not_use_is_refused() -> None:
+    lead = [call("spawn_child", name="a", task="t", template="boss"), submit("done")]
+    model = scripted_model({"lead": lead})
+    solver = swarm(
+        members=member("swarm/worker", name="lead", can_spawn=["worker"]),
+        templates={"worker": member("swarm/worker"), "boss": member("swarm/worker")},
+    )
+    [sample] = run_eval(solver, model=model).samples or []
+    assert refusals(sample) == [("a", "template")]
+    [(_, error)] = tool_results(sample, "spawn_child")
+    assert error == "you may not spawn template 'boss' (yours: worker)."
+
+
+def test_a_spawn_after_the_swarm_began_stopping_is_refused() -> None:
+    # "quick" submits and stops the swarm; "late"'s call is in flight and asks for a spawn
+    model = scripted_model(
+        {"quick": [submit("42")], "late": [pause(0.5, call("spawn_child", name="x", task="t"))]}
+    )
+    solver = swarm(
+        members=[
+            member("swarm/worker", name="quick"),
+            member("swarm/worker", name="late", can_spawn=["worker"]),
+        ],
+        templates={"worker": member("swarm/worker")},
+        budget={"grace": 5},
+    )
+    [sample] = run_eval(solver, model=model).samples or []
+    assert refusals(sample) == [("x", "stopping")]
+    assert tool_results(sample, "spawn_child") == [
+        ("", "the swarm is stopping; nothing new starts.")
+    ]
+
+
+class NoGrandchildren:
+    """A plugin that refuses every spawn deeper than 1, whatever the limits allow."""
+
+    @hookimpl(tryfirst=True)
+    def swarm_admit_spawn(self, view: Any, request: SpawnRequest) -> SpawnDecision | None:
+        if request.depth > 1:
+            return SpawnDecision.refused("plugin:depth", "only the lead may spawn here.")
+        return None
+
+
+def test_a_tryfirst_plugin_refuses_what_the_limits_would_admit() -> None:
+    pm, sources = get_plugin_manager(load_entrypoints=False)
+    pm.register(NoGrandchildren(), name="no_grandchildren")
+    lead = [call("spawn_child", name="a", task="t"), call("wait_for_children"), submit("done")]
+    model = scripted_model({"lead": lead, "a": [call("spawn_child", name="b", task="t"), submit("ok")]})
+    solver = swarm(
+        members=member("swarm/worker", name="lead", can_spawn=["worker"]),
+        templates={"worker": member("swarm/worker", can_spawn=["worker"])},
+        spawning={"max_depth": 3},
+        plugins=PluginCatalog(pm, sources),
+    )
+    [sample] = run_eval(solver, model=model).samples or []
+    assert refusals(sample) == [("b", "plugin:depth")]
+    assert ("", "only the lead may spawn here.") in tool_results(sample, "spawn_child")
+
+
+def test_children_still_running_when_their_parent_ends_are_torn_down() -> None:
+    lead = [call("spawn_child", name="a", task="t"), call("spawn_child", name="b", task="t"), submit("done")]
+    slow = [pause(0.3, call("bash", command="true"))] * 20
+    sample = lead_and(
+        {"a": slow, "b": slow},
+        lead,
+        controller=controller("leaderless", stop_on_submission=False),
+        budget={"grace": 0.5},
+    )
+    deleted = entries(sample, "delete")
+    assert [(e["member"], e["reason"]) for e in deleted] == [("a", "parent_ended"), ("b", "parent_ended")]
+    ended = {e["member"]: e["status"] for e in entries(sample, "end")}
+    assert set(ended) == {"a", "b"} and set(ended.values()) <= {"stopped", "cancelled"}
+    lead_end = next(m["time"] for m in result(sample)["members"] if m["name"] == "lead")
+    assert all(e["time"] >= lead_end for e in deleted)
+    assert result(sample)["stop_reason"] == "all_done"
+    for key in ("result", "ledger", "metrics", "spawns", "messages"):
+        assert store(sample, key)["version"] == 1
+
+
+def test_the_spawning_tools_take_no_identity_from_the_model() -> None:
+    from inspect_ai.tool import ToolDef
+
+    from swarm._run.spawn_tools import spawn_tools
+    from swarm.plugins.channels.messages import read_messages_tool, send_message_tool
+
+    params = {ToolDef(t).name: set(ToolDef(t).parameters.properties) for t in spawn_tools()}
+    params.update(
+        {ToolDef(t).name: set(ToolDef(t).parameters.properties) for t in (send_message_tool(), read_messages_tool())}
+    )
+    assert params == {
+        "spawn_child": {"name", "task", "template"},
+        "list_children": set(),
+        "cancel_child": {"name"},
+        "wait_for_children": {"timeout"},
+        "send_message": {"to", "text"},
+        "read_messages": set(),
+    }
+
+
+def test_failed_spawn_calls_are_counted_invalid_when_malformed() -> None:
+    lead = [call("spawn_child", name="a"), submit("done")]  # no task: Inspect refuses the call
+    sample = lead_and({}, lead)
+    assert entries(sample) == []
+    [(_, error)] = tool_results(sample, "spawn_child")
+    assert error is not None and "task" in error
+
+
+def test_list_children_shows_state_status_and_reply() -> None:
+    lead = [
+        call("spawn_child", name="a", task="t"),
+        call("spawn_child", name="b", task="t"),
+        call("wait_for_children"),
+        call("list_children"),
+        submit("done"),
+    ]
+    sample = lead_and({"a": [call("send_message", to="parent", text="1"), submit("ok")], "b": [fail("x")]}, lead)
+    [(text, _)] = tool_results(sample, "list_children")
+    assert text == (
+        "- a [worker]: ended (submitted); replied\n"
+        "- b [worker]: ended (errored); has not replied"
+    )
