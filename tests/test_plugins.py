@@ -607,7 +607,9 @@ def test_a_registered_rubric_is_built_by_name() -> None:
 
     catalog = in_test_catalog(rubrics=Rubrics())
     assert rubric("strict", plugins=catalog, threshold=0.5) == ("scorer", 0.5)
-    with pytest.raises(ConfigError, match="unknown rubric 'loose'; registered rubrics: fanout, strict"):
+    with pytest.raises(
+        ConfigError, match="unknown rubric 'loose'; registered rubrics: fanout, strict"
+    ):
         rubric("loose", plugins=catalog)
     with pytest.raises(ConfigError, match="rubric 'strict' does not take these parameters"):
         rubric("strict", plugins=catalog, bogus=1)

@@ -9,7 +9,7 @@ from typing import Any
 
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
-from inspect_ai.event import SpanBeginEvent, ToolEvent
+from inspect_ai.event import SpanBeginEvent
 from inspect_ai.log import EvalSample
 from inspect_ai.scorer import includes
 
@@ -42,7 +42,10 @@ def entries(sample: EvalSample, op: str | None = None) -> list[dict[str, Any]]:
 def fan_out(log_dir: Path) -> EvalSample:
     """A lead spawns 8 children; each reads its own shard in the sample's sandbox and replies;
     the lead waits for all, reads the replies, writes them to one file and submits."""
-    lead = [call("spawn_child", name=f"w-{i}", task=f"Count the lines of shards/s{i}.txt.") for i in range(1, N + 1)]
+    lead = [
+        call("spawn_child", name=f"w-{i}", task=f"Count the lines of shards/s{i}.txt.")
+        for i in range(1, N + 1)
+    ]
     lead += [
         call("wait_for_children"),
         call("read_messages"),
@@ -107,8 +110,9 @@ def test_a_lead_fans_out_to_eight_children_and_every_record_agrees(log_dir: Path
     ]
     ledger = store(sample, "ledger")
     assert [m["name"] for m in ledger["members"]] == ["lead", *children]
-    assert sum(m["meter"]["usage"]["total_tokens"] for m in ledger["members"]) == (
-        ledger["swarm"]["usage"]["total_tokens"]
+    assert (
+        sum(m["meter"]["usage"]["total_tokens"] for m in ledger["members"])
+        == (ledger["swarm"]["usage"]["total_tokens"])
     )
     assert ledger["unattributed"]["total_tokens"] == 0
     # every member has its own agent span
@@ -116,8 +120,12 @@ def test_a_lead_fans_out_to_eight_children_and_every_record_agrees(log_dir: Path
     assert sorted(s for s in spans if s in {"lead", *children}) == sorted(["lead", *children])
     # the lead's wait ended once all had ended, and its file holds what it wrote
     waited = tool_results(sample, "wait_for_children")
-    assert waited == [("All 8 of your children have ended; their replies and receipts are in "
-                       "read_messages().", None)]
+    assert waited == [
+        (
+            "All 8 of your children have ended; their replies and receipts are in read_messages().",
+            None,
+        )
+    ]
     assert result(sample)["final"]["member"] == "lead"
     assert store(sample, "metrics")["spawning"] == {
         "spawns": 8,
@@ -233,7 +241,9 @@ def test_a_tryfirst_plugin_refuses_what_the_limits_would_admit() -> None:
     pm, sources = get_plugin_manager(load_entrypoints=False)
     pm.register(NoGrandchildren(), name="no_grandchildren")
     lead = [call("spawn_child", name="a", task="t"), call("wait_for_children"), submit("done")]
-    model = scripted_model({"lead": lead, "a": [call("spawn_child", name="b", task="t"), submit("ok")]})
+    model = scripted_model(
+        {"lead": lead, "a": [call("spawn_child", name="b", task="t"), submit("ok")]}
+    )
     solver = swarm(
         members=member("swarm/worker", name="lead", can_spawn=["worker"]),
         templates={"worker": member("swarm/worker", can_spawn=["worker"])},
@@ -246,7 +256,11 @@ def test_a_tryfirst_plugin_refuses_what_the_limits_would_admit() -> None:
 
 
 def test_children_still_running_when_their_parent_ends_are_torn_down() -> None:
-    lead = [call("spawn_child", name="a", task="t"), call("spawn_child", name="b", task="t"), submit("done")]
+    lead = [
+        call("spawn_child", name="a", task="t"),
+        call("spawn_child", name="b", task="t"),
+        submit("done"),
+    ]
     slow = [pause(0.3, call("bash", command="true"))] * 20
     sample = lead_and(
         {"a": slow, "b": slow},
@@ -255,7 +269,10 @@ def test_children_still_running_when_their_parent_ends_are_torn_down() -> None:
         budget={"grace": 0.5},
     )
     deleted = entries(sample, "delete")
-    assert [(e["member"], e["reason"]) for e in deleted] == [("a", "parent_ended"), ("b", "parent_ended")]
+    assert [(e["member"], e["reason"]) for e in deleted] == [
+        ("a", "parent_ended"),
+        ("b", "parent_ended"),
+    ]
     ended = {e["member"]: e["status"] for e in entries(sample, "end")}
     assert set(ended) == {"a", "b"} and set(ended.values()) <= {"stopped", "cancelled"}
     lead_end = next(m["time"] for m in result(sample)["members"] if m["name"] == "lead")
@@ -273,7 +290,10 @@ def test_the_spawning_tools_take_no_identity_from_the_model() -> None:
 
     params = {ToolDef(t).name: set(ToolDef(t).parameters.properties) for t in spawn_tools()}
     params.update(
-        {ToolDef(t).name: set(ToolDef(t).parameters.properties) for t in (send_message_tool(), read_messages_tool())}
+        {
+            ToolDef(t).name: set(ToolDef(t).parameters.properties)
+            for t in (send_message_tool(), read_messages_tool())
+        }
     )
     assert params == {
         "spawn_child": {"name", "task", "template"},
@@ -301,9 +321,10 @@ def test_list_children_shows_state_status_and_reply() -> None:
         call("list_children"),
         submit("done"),
     ]
-    sample = lead_and({"a": [call("send_message", to="parent", text="1"), submit("ok")], "b": [fail("x")]}, lead)
+    sample = lead_and(
+        {"a": [call("send_message", to="parent", text="1"), submit("ok")], "b": [fail("x")]}, lead
+    )
     [(text, _)] = tool_results(sample, "list_children")
     assert text == (
-        "- a [worker]: ended (submitted); replied\n"
-        "- b [worker]: ended (errored); has not replied"
+        "- a [worker]: ended (submitted); replied\n- b [worker]: ended (errored); has not replied"
     )
