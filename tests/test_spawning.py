@@ -305,7 +305,7 @@ def test_the_spawning_tools_take_no_identity_from_the_model() -> None:
     }
 
 
-def test_failed_spawn_calls_are_counted_invalid_when_malformed() -> None:
+def test_a_malformed_spawn_call_is_refused_by_inspect_and_not_written_down() -> None:
     lead = [call("spawn_child", name="a"), submit("done")]  # no task: Inspect refuses the call
     sample = lead_and({}, lead)
     assert entries(sample) == []

@@ -211,12 +211,12 @@ class SwarmRun:
         if not self.stopping and self._tg is not None:
             self._start(member)
 
-    def tear_down(self, member: RunMember) -> None:
-        """Refuse the member's new model calls now, and cancel it if it still runs after the
-        grace (half of what the sample has left, as for a stop)."""
+    def tear_down(self, member: RunMember, *, now: bool) -> None:
+        """Refuse the member's new model calls now, and cancel it ``now`` or if it still runs
+        after the grace (half of what the sample has left, as for a stop)."""
         member.torn_down = True
         if self._tg is not None and member.state == "running":
-            grace = effective_grace(self.spec.budget, sample_limits())
+            grace = 0.0 if now else effective_grace(self.spec.budget, sample_limits())
             self._tg.start_soon(cancel_after, [member], grace, name=f"tear down {member.name}")
 
     def fail(self, error: SwarmError) -> None:

@@ -56,8 +56,8 @@ class SpawnHost(Protocol):
         """Start a member that joined."""
         ...
 
-    def tear_down(self, member: RunMember) -> None:
-        """Refuse the member's model calls now and cancel it after the grace."""
+    def tear_down(self, member: RunMember, *, now: bool) -> None:
+        """Refuse the member's model calls now and cancel it: ``now``, or after the grace."""
         ...
 
 
@@ -266,9 +266,10 @@ class Spawner:
         self._hooks.deliver_receipt(self._host.view(), receipt)
 
     def delete(self, child: str, reason: str) -> None:
-        """Begin tearing a live child down: written down now, stopped and then cancelled."""
+        """Begin tearing a live child down, written down now: cancelled at once when its parent
+        cancels it, else (its parent ended) stopped and cancelled after the grace."""
         self._write("delete", child, reason=reason)
-        self._host.tear_down(self._host.member(child))
+        self._host.tear_down(self._host.member(child), now=reason == "cancelled")
 
     def stopping(self) -> None:
         """The swarm began its stop: release every wait for children."""
