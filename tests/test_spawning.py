@@ -23,6 +23,7 @@ from swarm import (
     member,
     swarm,
 )
+from swarm.analysis import swarm_messages, swarm_spawns
 from swarm.testing import Step, call, fail, pause, run_eval, scripted_model, submit
 
 from helpers import result, statuses, tool_results
@@ -135,6 +136,14 @@ def test_a_lead_fans_out_to_eight_children_and_every_record_agrees(log_dir: Path
         "max_live_children": 8,
     }
     assert json.dumps(store(sample, "spawns"), allow_nan=False)
+    # read back typed
+    typed = swarm_spawns(sample)
+    assert typed is not None
+    assert [(e.op, e.member) for e in typed.entries if e.op == "spawn"] == [
+        ("spawn", c) for c in children
+    ]
+    log = swarm_messages(sample)
+    assert log is not None and {m.seen.via for m in log.messages if m.seen} == {"read"}
 
 
 def lead_and(workers: dict[str, list[Step]], lead: list[Step], **swarm_args: Any) -> EvalSample:

@@ -4,7 +4,9 @@
   ``swarm-eval[analysis]`` extra: pandas and pyarrow);
 - ``swarm_ledger(sample)``: a sample's whole ``inspect_swarm:ledger`` as a ``SwarmLedger``,
   whose ``members`` are ``MemberLedger``s with a ``Meter`` and ``Calls`` each;
-  ``SwarmLedger.model_json_schema()`` describes every field.
+  ``SwarmLedger.model_json_schema()`` describes every field;
+- ``swarm_spawns(sample)`` and ``swarm_messages(sample)``: the spawn ledger and the message log
+  as a ``SpawnLedger`` and a ``MessageLog``.
 """
 
 from __future__ import annotations
@@ -21,17 +23,31 @@ from swarm.analysis._ledger import (
     Usage,
     swarm_ledger,
 )
+from swarm.analysis._spawns import (
+    MessageLog,
+    MessageLogEntry,
+    SpawnLedger,
+    SpawnLedgerEntry,
+    swarm_messages,
+    swarm_spawns,
+)
 
 __all__ = [
     "LedgerBudget",
     "Calls",
     "LedgerCaps",
     "MemberLedger",
+    "MessageLog",
+    "MessageLogEntry",
     "Meter",
     "SampleLimits",
+    "SpawnLedger",
+    "SpawnLedgerEntry",
     "SwarmColumns",
     "SwarmLedger",
     "Usage",
     "require_dataframes",
     "swarm_ledger",
+    "swarm_messages",
+    "swarm_spawns",
 ]

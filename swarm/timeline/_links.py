@@ -13,12 +13,10 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from swarm.records import MESSAGES_KEY, SPAWNS_KEY
 from swarm.timeline._model import Message, SpawnMark
 
-__all__ = ["MESSAGES_KEY", "SPAWNS_KEY", "messages", "spawn_marks"]
-
-SPAWNS_KEY = "inspect_swarm:spawns"
-MESSAGES_KEY = "inspect_swarm:messages"
+__all__ = ["messages", "spawn_marks"]
 
 
 def _entries(record: object, name: str) -> list[Mapping[str, Any]]:
