@@ -133,6 +133,13 @@ EXPECTED: dict[str, list[str]] = {
         "wrote timeline.html and timeline.svg",
         "self-contained: True",
     ],
+    "fan_out.py": [
+        "spawned: red (by lead), blue (by lead), gray (by lead)",
+        "ended: gray errored",
+        "message: blue -> lead (child) 'sky', seen by read",
+        "receipt: gray -> lead (child) '[Receipt] Your child gray errored (ScriptedModelError).', "
+        "seen by notice",
+    ],
     "read_metrics.py": [
         '  "steps_to_answer": 3,',
         "notify_unwired: ['unwired']",
