@@ -337,3 +337,18 @@ def test_list_children_shows_state_status_and_reply() -> None:
     assert text == (
         "- a [worker]: ended (submitted); replied\n- b [worker]: ended (errored); has not replied"
     )
+
+
+def test_quiescence_counts_running_children() -> None:
+    # the lead waits while its child works: that is not "everyone waits"
+    lead = [call("spawn_child", name="a", task="t"), call("swarm_wait", timeout=30)]
+    lead += [call("read_messages"), submit("done")]
+    sample = lead_and(
+        {"a": [pause(0.5, call("send_message", to="parent", text="x")), submit("ok")]},
+        lead,
+        controller="quiescence",
+    )
+    [(waited, _)] = tool_results(sample, "swarm_wait")
+    assert waited == "1 unread message(s) from a (call read_messages)."
+    assert result(sample)["stop_reason"] == "all_done"
+    assert statuses(sample) == {"lead": "submitted", "a": "submitted"}
