@@ -188,10 +188,31 @@ COMPARISONS: list[tuple[str, str, str]] = [
     ("swarm", "floor", "time <= 1.05 at n = 256"),
     ("swarm-budget", "swarm", "time within 5% (<= 1.05)"),
     ("swarm-shm", "floor", "time <= 1.3, RSS <= 1.2 at n = 256"),
+    ("floor-shm", "floor", "Inspect's own cost of a tool of shared_memory's size"),
+    ("swarm-shm", "floor-shm", "the swarm's own share: <= 1.1 in time and RSS at n = 256"),
     ("peer-shm", "floor", "baseline: 2.4 in time, 2.2 in RSS at n = 256"),
     ("swarm-shm", "peer-shm", "—"),
+    ("fanout", "floor-fanout", "time <= 1.3, RSS <= 1.3 at n = 256"),
 ]
+PAIRED = {"fanout": "floor-fanout", "swarm-shm": "floor-shm"}
+"""Modes whose comparison needs a second floor: running the mode runs that floor too."""
 """The extra ratios printed under the table (those whose two modes both ran)."""
+
+
+def per_child(ns: list[int], agg: dict[tuple[int, str], dict[str, Any]]) -> str:
+    """What one child (one spawn, one reply) adds at each n: (fanout - floor-fanout) / n, in
+    milliseconds and MB; flat in n when spawning and messages cost the same however many."""
+    rows = []
+    for n in ns:
+        a, b = agg.get((n, "fanout")), agg.get((n, "floor-fanout"))
+        if a is None or b is None or a["wall_s"] is None or b["wall_s"] is None:
+            continue
+        ms = 1000 * (a["wall_s"] - b["wall_s"]) / n
+        mb = (a["peak_rss_mb"] - b["peak_rss_mb"]) / n
+        rows.append(f"| {n} | {ms:.2f} | {mb:.3f} |")
+    if not rows:
+        return ""
+    return "\n".join(["| n | extra ms per child | extra MB per child |", "|---:|---:|---:|", *rows])
 
 
 def comparisons(ns: list[int], modes: list[str], agg: dict[tuple[int, str], dict[str, Any]]) -> str:
@@ -341,6 +362,10 @@ def main(argv: list[str] | None = None) -> int:
     if "floor" not in modes:
         modes.insert(0, "floor")  # the ratios need it
         print("note: adding mode 'floor', which the ratios are to", file=sys.stderr)
+    for mode, floor in PAIRED.items():
+        if mode in modes and floor not in modes:
+            modes.insert(modes.index(mode), floor)
+            print(f"note: adding mode {floor!r}, which {mode!r} is compared to", file=sys.stderr)
 
     skipped = {m: why for m in modes if (why := unavailable(m))}
     for mode, why in skipped.items():
@@ -379,6 +404,11 @@ def main(argv: list[str] | None = None) -> int:
     cmp_tbl = comparisons(ns, [m for m in modes if m not in skipped], agg)
     if cmp_tbl:
         tbl += "\n\nRatios between modes (same n):\n\n" + cmp_tbl
+    child_tbl = per_child(ns, agg)
+    if child_tbl:
+        tbl += (
+            "\n\nWhat one spawned child costs (fanout - floor-fanout, per child):\n\n" + child_tbl
+        )
     print(tbl)
     for mode, why in skipped.items():
         print(f"\n(mode {mode!r} skipped: {why})")

@@ -32,70 +32,25 @@ import tempfile
 import time
 import traceback
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
-ANSWER = "42"
-SUBMITTED_KEY = "bench:submitted"
-"""Where the floor's solver leaves how many of its agents submitted (the swarms keep theirs in
-their ``inspect_swarm:result`` record)."""
-RESULT_KEY = "inspect_swarm:result"
-"""The result record both swarm-eval and inspect-swarm 0.1.0 write to the sample store."""
-USAGE = (100, 10)
-"""Fixed (input, output) tokens per model call, so usage costs the same in every mode."""
-
-
 # -- the shared model behaviour ----------------------------------------------------------------
-
-
-def noop_script(k: int) -> dict[str, list[dict[str, Any]]]:
-    """k calls to ``noop``, then ``submit``; for every member (``"*"``), usage always set."""
-    steps: list[dict[str, Any]] = [
-        {"tool": "noop", "args": {"i": i}, "usage": list(USAGE)} for i in range(k)
-    ]
-    steps.append({"submit": ANSWER, "usage": list(USAGE)})
-    return {"*": steps}
-
-
-@functools.cache
-def noop_factory() -> Callable[..., Any]:
-    """The registered ``noop`` tool."""
-    from inspect_ai.tool import Tool, tool
-
-    @tool
-    def noop() -> Tool:
-        async def execute(i: int) -> str:
-            """Do nothing.
-
-            Args:
-                i: a counter
-            """
-            return f"ok {i}"
-
-        return execute
-
-    return noop
-
-
-@functools.cache
-def worker_factory() -> Callable[..., Any]:
-    """The registered ``@agent`` the no-channel modes run: ``react()`` with the ``noop`` tool."""
-    from inspect_ai.agent import Agent, agent, react
-
-    noop = noop_factory()
-
-    @agent
-    def worker() -> Agent:
-        return react(tools=[noop()])
-
-    return worker
-
+from common import (
+    ANSWER,
+    RESULT_KEY,
+    SUBMITTED_KEY,
+    USAGE,
+    Mode,
+    build_floor_worker_group,
+    noop_factory,
+    worker_factory,
+)
 
 SHM_PATH = "/shared_memory/notes.md"
 """The ONE shared file every member of the shared-memory modes appends to on every step."""
 
 
-def shm_script(k: int) -> dict[str, list[dict[str, Any]]]:
+def shm_script(n: int, k: int) -> dict[str, list[dict[str, Any]]]:
     """k ``shared_memory`` appends of ``line i`` to ``SHM_PATH``, then ``submit``; for every
     member (``"*"``), usage always set."""
     steps: list[dict[str, Any]] = [
@@ -141,53 +96,34 @@ def peer_shm_worker_factory() -> Callable[..., Any]:
     return peer_shm_worker
 
 
-def preamble(name: str, n: int) -> str:
-    """What a swarm tells each member (the same words in swarm-eval and inspect-swarm)."""
-    return f"You are {name}, one of {n} agents in a swarm working on this task at the same time."
-
-
 # -- the modes ---------------------------------------------------------------------------------
 
 
-def build_floor(n: int, k: int) -> Any:
-    """The n agents in one anyio task group inside a solver, no swarm around them."""
-    import anyio
-    from inspect_ai.agent import AgentState, run
-    from inspect_ai.model import ChatMessageTool, ChatMessageUser
-    from inspect_ai.solver import Generate, TaskState, solver
+def build_floor(n: int, k: int, tools: list[Any] | None = None) -> Any:
+    """The n agents of W(n, k) in one anyio task group inside a solver, no swarm around them
+    (with ``tools``: react() agents with those tools instead of ``noop``)."""
+    return build_floor_worker_group([f"worker-{i + 1}" for i in range(n)], tools)
 
-    worker = worker_factory()
 
-    def submitted(state: AgentState | None) -> bool:
-        if state is None:
-            return False
-        # react() drops the submit call from the messages; the answer becomes the completion.
-        noops = sum(1 for m in state.messages if isinstance(m, ChatMessageTool))
-        return noops == k and state.output.completion.rstrip().endswith(ANSWER)
+def build_floor_shm(n: int, k: int) -> Any:
+    """The floor's agents with a plain Inspect tool that has exactly the ``shared_memory``
+    tool's name, description and parameters (read from the tool itself, so it follows any
+    change) and appends to a dict: what Inspect charges for a tool of that size, no swarm."""
+    from inspect_ai.tool import ToolDef
 
-    @solver
-    def floor() -> Any:
-        async def solve(state: TaskState, generate: Generate) -> TaskState:
-            results: list[AgentState | None] = [None] * n
+    from swarm.plugins.channels.shared_memory import shared_memory_tool
 
-            async def one(i: int) -> None:
-                name = f"worker-{i + 1}"
-                messages = [
-                    ChatMessageUser(content=state.input_text, source="input"),
-                    ChatMessageUser(content=preamble(name, n), source="input"),
-                ]
-                results[i] = await run(worker(), messages, name=name)
+    real = ToolDef(shared_memory_tool())
+    board: dict[str, list[str]] = {}
 
-            async with anyio.create_task_group() as tg:
-                for i in range(n):
-                    tg.start_soon(one, i)
-            state.store.set(SUBMITTED_KEY, sum(submitted(s) for s in results))
-            state.output.completion = ANSWER
-            return state
+    async def execute(**args: Any) -> str:
+        board.setdefault(str(args.get("path")), []).append(str(args.get("append_text")))
+        return f"Appended to {args.get('path')}."
 
-        return solve
-
-    return floor()
+    plain = ToolDef(
+        execute, name=real.name, description=real.description, parameters=real.parameters
+    ).as_tool()
+    return build_floor(n, k, tools=[plain])
 
 
 def build_swarm(n: int, k: int) -> Any:
@@ -277,28 +213,18 @@ def build_peer(n: int, k: int) -> Any:
     )
 
 
-@dataclass(frozen=True)
-class Mode:
-    """One way of running W(n, k).  ``build(n, k)`` returns the task's solver (or agent)."""
-
-    description: str
-    build: Callable[[int, int], Any]
-    script: Callable[[int], Mapping[str, Any]] = noop_script
-    requires: str | None = None
-    """A distribution that must be installed (the mode is skipped without it)."""
-    requires_version: str | None = None
-    install_hint: str | None = None
-    tags: tuple[str, ...] = field(default=())
-    tool: str = "noop"
-    """The tool each member calls k times; every one of those n·k calls must succeed."""
-    check: Callable[[Any], str | None] | None = None
-    """A mode's own check of the finished sample: why the run is not what it claims, or None."""
-
-
 MODES: dict[str, Mode] = {
     "floor": Mode(
         description="n react() agents in one anyio task group in a solver, no swarm (the floor)",
         build=build_floor,
+    ),
+    "floor-shm": Mode(
+        description="the floor's agents with a plain tool of exactly shared_memory's name, "
+        "description and parameters, appending to a dict (no swarm): Inspect's own cost of a "
+        f"tool that size; each step appends to {SHM_PATH}",
+        build=build_floor_shm,
+        script=shm_script,
+        tool="shared_memory",
     ),
     "swarm": Mode(
         description="swarm-eval: swarm(member(worker, count=n), leaderless, "
@@ -338,6 +264,15 @@ MODES: dict[str, Mode] = {
         install_hint="pip install -e '.[bench]'  (or: pip install inspect-swarm==0.1.0)",
     ),
 }
+
+
+def _fanout_modes() -> dict[str, Mode]:
+    from fanout import FANOUT_MODES
+
+    return FANOUT_MODES
+
+
+MODES.update(_fanout_modes())
 
 
 # -- one measured run --------------------------------------------------------------------------
@@ -407,7 +342,7 @@ def measure(mode_name: str, n: int, k: int, profile: str | None = None) -> dict[
         logs = eval(
             task,
             model="swarm/scripted",
-            model_args={"scripts": dict(mode.script(k))},
+            model_args={"scripts": dict(mode.script(n, k))},
             display="none",
             log_dir=log_dir,
             max_connections=1000,
@@ -424,7 +359,10 @@ def measure(mode_name: str, n: int, k: int, profile: str | None = None) -> dict[
         tools_ok, tools_failed = tools if tools is not None else (None, None)
         status = log.status
         if status == "success" and (
-            submitted != n or calls != n * (k + 1) or tools_ok != n * k or tools_failed
+            submitted != mode.submitted(n)
+            or calls != mode.calls(n, k)
+            or tools_ok != mode.tool_calls(n, k)
+            or tools_failed
         ):
             status = "incomplete"
         problem = mode.check(sample) if mode.check is not None else None
