@@ -157,6 +157,7 @@ def timeline(log: str, sample_id: str | None, epoch: int | None, output: str | N
 def main() -> None:
     """Entry point of the ``swarm`` command."""
     try:
+        plugin_catalog().register_commands(cli)
         cli(standalone_mode=True)
     except SwarmError as ex:
         click.echo(f"error: {ex}", err=True)

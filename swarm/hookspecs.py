@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pluggy
 
 if TYPE_CHECKING:
+    import click
     from inspect_ai.tool import Tool
 
 
@@ -124,6 +125,20 @@ def swarm_register_rubrics(register: Register) -> None:
     :return: nothing.
 
     .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def swarm_register_commands(cli: click.Group) -> None:
+    """Add subcommands to the ``swarm`` command line.
+
+    Called once, when the ``swarm`` command starts.  Add commands to ``cli`` with
+    ``@cli.command()``; a name the command line already has is an error naming the plugin.
+
+    :param cli: the ``swarm`` command's click group.
+    :return: nothing.
+
+    .. versionadded:: 0.2
     """
 
 

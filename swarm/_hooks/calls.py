@@ -34,7 +34,7 @@ from swarm.records import (
     WaitNews,
 )
 
-__all__ = ["RunHooks", "call_registration_hook", "call_rubric_rules"]
+__all__ = ["RunHooks", "call_each", "call_registration_hook", "call_rubric_rules"]
 
 logger = logging.getLogger("swarm")
 
@@ -112,6 +112,26 @@ def call_rubric_rules(pm: pluggy.PluginManager, rubric: str) -> list[tuple[str, 
                 )
             found.append((impl.plugin_name, rule))
     return found
+
+
+def call_each(
+    pm: pluggy.PluginManager,
+    hook: str,
+    kwargs: dict[str, Any],
+    before: Callable[[], T],
+    after: Callable[[str, T], None],
+) -> None:
+    """Call ``hook``'s implementations one at a time with ``kwargs``; ``before()`` is taken
+    before each and ``after(plugin, taken)`` checks what it did.  A failure names the plugin."""
+    for impl in _impls(pm, hook):
+        taken = before()
+        try:
+            _call(impl, kwargs)
+        except PluginError:
+            raise
+        except Exception as ex:
+            raise PluginError(impl.plugin_name, hook, f"raised {ex!r}") from ex
+        after(impl.plugin_name, taken)
 
 
 class RunHooks:

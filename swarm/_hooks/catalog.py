@@ -28,7 +28,7 @@ import attrs
 import pluggy
 
 from swarm import hookspecs
-from swarm._hooks.calls import call_registration_hook, call_rubric_rules
+from swarm._hooks.calls import call_each, call_registration_hook, call_rubric_rules
 from swarm.errors import ConfigError, PluginError
 from swarm.records import RubricRule
 
@@ -49,7 +49,12 @@ BUILTIN_DISTRIBUTION = "swarm-eval"
 ESSENTIAL_PLUGINS = frozenset({"leaderless"})
 """Plugins that cannot be blocked: the default controller."""
 REGISTRATION_HOOKS = frozenset(
-    {"swarm_register_controllers", "swarm_register_channels", "swarm_register_rubrics"}
+    {
+        "swarm_register_controllers",
+        "swarm_register_channels",
+        "swarm_register_rubrics",
+        "swarm_register_commands",
+    }
 )
 CATALOG_HOOKS = REGISTRATION_HOOKS | {"swarm_rubric_rules"}
 """Hooks asked through the catalog, never during a run."""
@@ -293,6 +298,24 @@ class PluginCatalog:
             if hooks - CATALOG_HOOKS:
                 found.append((name, plugin))
         return found
+
+    def register_commands(self, cli: Any) -> None:
+        """Let every plugin add its subcommands to the ``swarm`` click group ``cli``; a plugin
+        that would replace a command the group has is an error naming it."""
+
+        def check(plugin: str, before: dict[str, Any]) -> None:
+            replaced = [n for n, cmd in before.items() if cli.commands.get(n) is not cmd]
+            if replaced:
+                cli.commands.update(before)
+                raise PluginError(
+                    plugin,
+                    "swarm_register_commands",
+                    f"replaced the command(s) {', '.join(replaced)} the swarm command has",
+                )
+
+        call_each(
+            self.pm, "swarm_register_commands", {"cli": cli}, lambda: dict(cli.commands), check
+        )
 
     def hooks_of(self, name: str) -> list[str]:
         """The hooks the plugin called ``name`` implements, sorted."""

@@ -13,12 +13,13 @@ from typing import Any
 
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import TaskState
+from inspect_ai.util import sandbox
 
 from swarm import ConfigError
 
 from ._evidence import read_evidence
 from ._fixture import load_fixture
-from ._records import STORE_KEYS
+from ._records import ARTIFACT_KEY, STORE_KEYS
 from ._rubric import Verdict, judge, plugin_rules
 
 __all__ = [
@@ -47,6 +48,17 @@ def verdict_score(verdict: Verdict) -> Score:
     )
 
 
+async def collect_artifact(path: str) -> dict[str, Any]:
+    """The artifact as the lead left it in the sample's sandbox, for the store (so the log
+    keeps it and ``inspect score`` can judge it again): ``{"path", "text"}``, ``text`` null
+    when the file is missing or there is no sandbox (re-scoring a log that lacks it)."""
+    try:
+        text: str | None = await sandbox().read_file(path)
+    except Exception:  # no such file, no sandbox, not text: there is no artifact to judge
+        text = None
+    return {"path": path, "text": text}
+
+
 def _spawn_factor(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ConfigError(
@@ -73,6 +85,8 @@ def fanout_rubric_scorer(fixture: str, spawn_factor: int = 2) -> Scorer:
     extra = plugin_rules()
 
     async def score(state: TaskState, target: Target) -> Score:
+        if state.store.get(ARTIFACT_KEY) is None:
+            state.store.set(ARTIFACT_KEY, await collect_artifact(loaded.artifact))
         store = {key: state.store.get(key) for key in STORE_KEYS}
         return verdict_score(judge(loaded, read_evidence(store), spawn_factor=factor, extra=extra))
 
