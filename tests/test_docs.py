@@ -133,6 +133,12 @@ EXPECTED: dict[str, list[str]] = {
         "wrote timeline.html and timeline.svg",
         "self-contained: True",
     ],
+    "fanout_run.py": [
+        "coverage: True",
+        "provenance: True",
+        "resolved: True",
+        "children: 8, their model calls: 24",
+    ],
     "fan_out.py": [
         "spawned: red (by lead), blue (by lead), gray (by lead)",
         "ended: gray errored",

@@ -169,7 +169,7 @@ def test_fanout_is_a_builtin_rubric_listed_by_swarm_plugins() -> None:
         "version": "0.1.0",
         "builtin": True,
         "entry_point": "swarm.plugins.scorers.fanout.plugin",
-        "hooks": ["swarm_register_rubrics"],
+        "hooks": ["swarm_register_commands", "swarm_register_rubrics"],
         "controllers": [],
         "channels": [],
         "rubrics": ["fanout"],

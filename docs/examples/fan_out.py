@@ -11,7 +11,9 @@ from swarm import member, swarm
 from swarm.analysis import swarm_messages, swarm_spawns
 from swarm.testing import call, fail, run_eval, scripted_model, submit
 
-lead = [call("spawn_child", name=n, task=f"Give one word for {n}.") for n in ("red", "blue", "gray")]
+lead = [
+    call("spawn_child", name=n, task=f"Give one word for {n}.") for n in ("red", "blue", "gray")
+]
 lead += [call("wait_for_children"), call("read_messages"), submit("red: cherry, blue: sky")]
 model = scripted_model(
     {
@@ -32,7 +34,9 @@ sample = (log.samples or [])[0]
 spawns = swarm_spawns(sample)
 assert spawns is not None
 # children run at the same time: the order of their ends (and replies) varies, so print sorted
-print("spawned:", ", ".join(f"{e.member} (by {e.parent})" for e in spawns.entries if e.op == "spawn"))
+print(
+    "spawned:", ", ".join(f"{e.member} (by {e.parent})" for e in spawns.entries if e.op == "spawn")
+)
 for e in sorted((e for e in spawns.entries if e.op == "end"), key=lambda e: e.member or ""):
     print(f"ended: {e.member} {e.status}")
 

@@ -4,6 +4,9 @@
   same shape) returns a checked ``Fixture``; ``fixture_names()`` lists the shipped ones.
 - ``fanout_rubric(fixture=...)`` is the rubric as an Inspect scorer (registered with swarm-eval
   as the ``fanout`` rubric and with Inspect as ``swarm/fanout_rubric``).
+- ``fanout(fixture=...)`` is the Inspect task (``swarm/fanout``), ``fanout_topology(fixture)`` its
+  default solver; ``run_fanout(fixture, model, timeout, log_dir)`` runs it and returns the
+  outcome ``swarm fanout`` prints; ``honest_scripts(fixture)`` are the keyless demonstration's;
 - ``read_evidence(store)`` reads a sample's store as ``Evidence``; ``judge(fixture, evidence)``
   and ``judge_store(fixture, store)`` give the ``Verdict``; the rules are ``coverage``,
   ``delegation``, ``dedup``, ``receipts``, ``provenance`` and the informational ``efficiency``.
@@ -12,6 +15,7 @@
 from __future__ import annotations
 
 from ._answers import artifact_bullets, coverage, provenance
+from ._demo import honest_scripts
 from ._efficiency import efficiency
 from ._evidence import Child, Evidence, read_evidence
 from ._fixture import Fixture, Shard, fixture_names, load_fixture
@@ -30,9 +34,16 @@ from ._records import (
     SpawnEntry,
 )
 from ._rubric import REQUIRED_RULES, RUBRIC, JudgedRule, Verdict, judge, judge_store, plugin_rules
+from ._runner import run_fanout
 from ._scorer import SCORER_NAME, fanout_rubric, verdict_score
+from ._task import fanout, fanout_sample, fanout_topology
 
 __all__ = [
+    "fanout",
+    "fanout_sample",
+    "fanout_topology",
+    "honest_scripts",
+    "run_fanout",
     "ARTIFACT_KEY",
     "MESSAGES_KEY",
     "REQUIRED_RULES",
