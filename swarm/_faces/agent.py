@@ -12,11 +12,17 @@ from swarm._hooks.catalog import PluginCatalog, plugin_catalog
 from swarm._run import metering  # noqa: F401  (registers the model-call hooks with Inspect)
 from swarm._run.engine import SwarmRun
 from swarm._spec.budget import Budget
+from swarm._spec.describe import describe_topology, jsonable
 from swarm._spec.roster import MemberSpec
 from swarm._spec.spawning import Spawning
-from swarm._spec.topology import PluginSpec, swarm_spec
+from swarm._spec.topology import PluginSpec, SwarmSpec, swarm_spec
 
-__all__ = ["swarm"]
+__all__ = ["SwarmAgent", "swarm"]
+
+# the attributes Inspect tags an @agent's result with: the arguments it was called with (its
+# identity in an eval set) and every parameter (the plan in the log)
+REGISTRY_PARAMS = "__registry_params__"
+SOLVER_ALL_PARAMS = "__solver_all_params__"
 
 
 @agent(name="swarm", description="A swarm of agents working on one sample at the same time.")
@@ -73,7 +79,42 @@ def swarm(
         config=config,
     )
 
-    async def execute(state: AgentState) -> AgentState:
-        return await SwarmRun(spec, catalog, state.messages).run(state)
+    return SwarmAgent(spec, catalog)
 
-    return execute
+
+class SwarmAgent:
+    """The agent ``swarm()`` returns: runs the swarm on a sample, and says in the eval log what
+    it runs.
+
+    Inspect tags an ``@agent``'s result with the arguments it was called with (the log's plan
+    shows them, and ``inspect eval-set`` tells tasks apart by them).  ``-S config=x.yaml`` alone
+    would say only the file's name and Python objects only their class, so this agent adds the
+    resolved topology (members with agent and args, controller, channels, budget, templates,
+    spawning, and the plugins with their versions) to the plan's parameters, and its digest to
+    the arguments: two logs of different topologies differ, and an edited file reruns.
+    """
+
+    _spec: SwarmSpec
+    _catalog: PluginCatalog
+    _described: dict[str, Any]
+
+    def __init__(self, spec: SwarmSpec, catalog: PluginCatalog) -> None:
+        object.__setattr__(self, "_spec", spec)
+        object.__setattr__(self, "_catalog", catalog)
+        object.__setattr__(self, "_described", describe_topology(spec, catalog))
+
+    async def __call__(self, state: AgentState) -> AgentState:
+        return await SwarmRun(self._spec, self._catalog, state.messages).run(state)
+
+    @property
+    def topology(self) -> dict[str, Any]:
+        """The resolved topology, as the eval log records it."""
+        return dict(self._described)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == REGISTRY_PARAMS and isinstance(value, dict):
+            value = {**value, "topology_sha256": self._described["topology_sha256"]}
+        elif name == SOLVER_ALL_PARAMS and isinstance(value, dict):
+            given = {k: v for k, v in value.items() if k == "config" and v is not None}
+            value = {**jsonable(given), "topology": self._described}
+        object.__setattr__(self, name, value)
