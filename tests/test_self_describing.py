@@ -86,3 +86,28 @@ def test_logs_of_two_topology_files_differ_and_eval_set_reruns_after_an_edit(
     digests = {plan_step(log).params_passed["topology_sha256"] for log in found}
     counts = sorted(plan_step(log).params["topology"]["members"][0]["count"] for log in found)
     assert len(digests) == 2 and counts == [2, 3]
+
+
+def test_no_inspect_banner_in_evals_with_or_without_a_swarm(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    (tmp_path / "plain.py").write_text(
+        "from inspect_ai import Task, task\n"
+        "from inspect_ai.dataset import Sample\n"
+        "from inspect_ai.solver import generate\n\n"
+        "@task\n"
+        "def plain():\n"
+        "    return Task(dataset=[Sample(input='hi')], solver=generate())\n"
+    )
+    bin_dir = Path(sys.executable).parent
+    for extra in ([], ["--solver", "swarm/swarm", "-S", "members={factory: react, count: 2}"]):
+        done = subprocess.run(
+            [str(bin_dir / "inspect"), "eval", "plain.py", "--model", "swarm/scripted", *extra],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            cwd=tmp_path,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert "hooks enabled" not in done.stdout + done.stderr

@@ -9,7 +9,6 @@ from typing import Any, Literal
 from inspect_ai.agent import Agent, AgentState, agent
 
 from swarm._hooks.catalog import PluginCatalog, plugin_catalog
-from swarm._run import metering  # noqa: F401  (registers the model-call hooks with Inspect)
 from swarm._run.engine import SwarmRun
 from swarm._spec.budget import Budget
 from swarm._spec.describe import describe_topology, jsonable

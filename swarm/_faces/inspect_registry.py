@@ -17,7 +17,6 @@ from inspect_ai.util import registry_info
 
 from swarm._faces.agent import swarm
 from swarm._faces.worker import worker
-from swarm._run import metering  # noqa: F401  (registers the model-call hooks)
 from swarm.demo import calculator_worker, swarm_demo
 from swarm.testing import _scripted  # noqa: F401  (registers swarm/scripted)
 

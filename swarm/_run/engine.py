@@ -39,7 +39,7 @@ from swarm._run.finish import run_outcome, write_records
 from swarm._run.identity import bind_contexts
 from swarm._run.member_task import MemberRunner
 from swarm._run.members import Roster, RunMember
-from swarm._run.metering import usage_context
+from swarm._run.metering import register_model_hooks, usage_context
 from swarm._run.preamble import in_channel_order, preamble
 from swarm._run.spawn_tools import kernel_tools
 from swarm._run.spawning import Spawner, SpawnPolicy, spawner_context
@@ -233,6 +233,7 @@ class SwarmRun:
 
     async def run(self, state: AgentState) -> AgentState:
         """Run the swarm to its end and return the swarm's agent state."""
+        register_model_hooks()
         self._t0 = anyio.current_time()
         started_at = datetime.now(UTC)
         root_span = current_span_id()

@@ -14,12 +14,30 @@ from swarm._accounts.limit_errors import SwarmStopped
 from swarm._run.identity import member_context
 from swarm._run.ports import UsageSink
 
-__all__ = ["SwarmModelHooks", "usage_context"]
+__all__ = ["SwarmModelHooks", "register_model_hooks", "usage_context"]
 
 usage_context: ContextVar[UsageSink | None] = ContextVar("swarm_usage", default=None)
 
 
-@hooks(name="swarm_eval", description="swarm-eval: meters swarm members' model calls")
+def register_model_hooks() -> None:
+    """Register the hooks with Inspect, once per process, when the first swarm runs.
+
+    Not at import: Inspect prints a banner at the start of every eval when any hook is
+    registered, and evals that run no swarm should see nothing of swarm-eval.  A swarm's first
+    run starts inside a sample, after that banner; Inspect picks up hooks added later at its
+    next model call.
+    """
+    global _registered
+    if not _registered:
+        hooks(name="swarm_eval", description="swarm-eval: meters swarm members' model calls")(
+            SwarmModelHooks
+        )
+        _registered = True
+
+
+_registered = False
+
+
 class SwarmModelHooks(Hooks):
     """Meters every model call made in a swarm, and refuses new ones once it stops."""
 
