@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# Install everything into ./.venv and run the whole check: lint, types, tests.
+# Install everything into its own virtualenv and run the whole check: lint, types, tests.
 # Works on a fresh machine with Python 3.11+ and nothing else; offline after the install.
+# The virtualenv is .venv-test (not the .venv the quick start makes): the suite installs a
+# test-only plugin distribution (tests/fixture_plugin), which must not show up in your swarm.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
-if [ ! -x .venv/bin/python ]; then
-  "$PYTHON" -m venv .venv
+VENV="${SWARM_TEST_VENV:-.venv-test}"
+if [ ! -x "$VENV/bin/python" ]; then
+  "$PYTHON" -m venv "$VENV"
 fi
-.venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e ".[dev]" -e tests/fixture_plugin
-.venv/bin/ruff check .
-.venv/bin/ruff format --check .
-.venv/bin/mypy
-.venv/bin/python -m pytest -n 2 -q "$@"
+"$VENV/bin/python" -m pip install --quiet --upgrade pip
+"$VENV/bin/python" -m pip install --quiet -e ".[dev]" -e tests/fixture_plugin
+"$VENV/bin/ruff" check .
+"$VENV/bin/ruff" format --check .
+"$VENV/bin/mypy"
+"$VENV/bin/python" -m pytest -n 2 -q "$@"

@@ -107,7 +107,10 @@ def demo(model: str, members: int, log_dir: str, stop_on_submission: bool) -> No
         click.echo(f"sample {sample.id}: stop reason {result.get('stop_reason')}")
         for m in result.get("members", []):
             took = "" if m["time"] is None else f"  ended at {m['time']:.2f}s"
-            click.echo(f"  {m['name']:<12} {m['status'] or m['state']:<12}{took}")
+            why = f"  ({m['error']})" if m.get("error") else ""
+            click.echo(f"  {m['name']:<12} {m['status'] or m['state']:<12}{took}{why}")
+        if sample.error is not None:
+            click.echo(f"  sample error: {sample.error.message}")
         final = result.get("final", {})
         click.echo(f"  answer: {final.get('member')} ({final.get('mode')})")
         click.echo(f"  output: {sample.output.completion.strip()!r}")

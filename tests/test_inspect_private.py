@@ -33,6 +33,8 @@ def test_each_private_reader_works_inside_a_sample() -> None:
             async with span("outer", type="agent"):
                 seen["agent_span"] = private.current_agent_span_id()
                 seen["span"] = private.current_span_id()
+            seen["task_state"] = private.running_task_state()
+            seen["state"] = state
             return state
 
         return solve
@@ -51,3 +53,30 @@ def test_each_private_reader_works_inside_a_sample() -> None:
     assert seen["suspended_outside"] is False
     assert seen["suspended_inside"] is True
     assert isinstance(seen["agent_span"], str) and seen["agent_span"] == seen["span"]
+    assert seen["task_state"] is seen["state"]
+    assert private.running_task_state() is None  # outside a sample
+
+
+def test_registry_lookup_and_register_as() -> None:
+    from inspect_ai.agent import react
+
+    assert private.registry_lookup("agent", "react") is react
+    assert private.registry_lookup("agent", "no-such-agent") is None
+    private.register_as(react, "swarmtest/react_again")
+    assert private.registry_lookup("agent", "swarmtest/react_again") is react
+
+
+def test_inspect_ai_is_within_the_tested_bound() -> None:
+    import importlib.metadata
+    import tomllib
+    from pathlib import Path
+
+    from packaging.requirements import Requirement
+
+    pyproject = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())
+    [spec] = [
+        Requirement(r) for r in pyproject["project"]["dependencies"] if r.startswith("inspect-ai")
+    ]
+    assert spec.specifier.contains(importlib.metadata.version("inspect-ai"))
+    # an upper bound: a newer Inspect is taken only after this suite passes against it
+    assert any(s.operator in ("<", "<=", "==", "~=") for s in spec.specifier)

@@ -12,20 +12,17 @@ their qualified names as well, so the same names work however swarm-eval is inst
 
 from __future__ import annotations
 
-from inspect_ai._util.registry import RegistryInfo, registry_add
 from inspect_ai.util import registry_info
 
 from swarm._faces.agent import swarm
 from swarm._faces.worker import worker
+from swarm._inspect.private import register_as
 from swarm.demo import calculator_worker, swarm_demo
 from swarm.testing import _scripted  # noqa: F401  (registers swarm/scripted)
 
 PACKAGE = "swarm"
 
 for _obj in (swarm, worker, calculator_worker, swarm_demo):
-    _info = registry_info(_obj)
-    if "/" not in _info.name:
-        registry_add(
-            _obj,
-            RegistryInfo(type=_info.type, name=f"{PACKAGE}/{_info.name}", metadata=_info.metadata),
-        )
+    _name = registry_info(_obj).name
+    if "/" not in _name:
+        register_as(_obj, f"{PACKAGE}/{_name}")

@@ -17,6 +17,9 @@ __all__ = [
     "UsageTap",
     "current_agent_span_id",
     "current_span_id",
+    "register_as",
+    "registry_lookup",
+    "running_task_state",
     "sample_model_usage",
     "token_metering_suspended",
 ]
@@ -77,3 +80,29 @@ class UsageTap:
         """Everything recorded so far (a value: Inspect replaces, never mutates, the total)."""
         usage: ModelUsage = self._node._usage
         return usage
+
+
+def registry_lookup(kind: str, name: str) -> object | None:
+    """The object registered with Inspect as ``name`` of ``kind`` (``"agent"``...), or ``None``
+    (Inspect's public API can build from a name but not look one up)."""
+    from inspect_ai._util.registry import registry_lookup as lookup
+
+    return lookup(kind, name)  # type: ignore[arg-type]
+
+
+def register_as(obj: object, name: str) -> None:
+    """Register ``obj`` with Inspect a second time under ``name``, keeping its kind and
+    metadata (so ``swarm/...`` names work from an editable install too)."""
+    from inspect_ai._util.registry import RegistryInfo, registry_add
+    from inspect_ai.util import registry_info
+
+    info = registry_info(obj)
+    registry_add(obj, RegistryInfo(type=info.type, name=name, metadata=info.metadata))
+
+
+def running_task_state() -> Any:
+    """The running sample's ``TaskState`` (a scorer needs it, its target above all), or
+    ``None`` outside a sample."""
+    from inspect_ai.solver._task_state import sample_state
+
+    return sample_state()

@@ -12,6 +12,7 @@ from copy import copy
 from inspect_ai.agent import AgentState
 from inspect_ai.scorer import Score, score, value_to_float
 
+from swarm._inspect.private import running_task_state
 from swarm._spec.verifier import Verifier
 
 __all__ = ["check"]
@@ -25,9 +26,7 @@ async def check(verifier: Verifier, state: AgentState) -> tuple[bool, Score | No
     else:
         # a scorer needs the sample's TaskState (its target above all): Inspect's score()
         # builds it the same way, from the running sample's state
-        from inspect_ai.solver._task_state import sample_state
-
-        current = sample_state()
+        current = running_task_state()
         if current is None:
             return False, None
         task_state = copy(current)

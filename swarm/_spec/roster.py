@@ -13,6 +13,7 @@ from inspect_ai.agent import Agent, is_agent
 from inspect_ai.util import registry_create, registry_info
 
 from swarm._checks import number_problem
+from swarm._inspect.private import registry_lookup
 from swarm.errors import ConfigError
 from swarm.records import Delivery, MemberInfo, MemberLimits
 
@@ -237,8 +238,6 @@ def _check_args(factory: Callable[..., Any], spec: MemberSpec, where: str) -> No
 def _lookup_factory(name: str, field: str) -> Callable[..., Agent]:
     # Inspect's public API can only build from a name (registry_create); checking that a name
     # exists without building uses the lookup `inspect eval --solver` itself relies on.
-    from inspect_ai._util.registry import registry_lookup
-
     found = registry_lookup("agent", name)
     if found is None:
         raise ConfigError(
