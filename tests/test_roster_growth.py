@@ -42,8 +42,11 @@ def test_a_member_view_follows_every_change_without_a_refresh() -> None:
     roster = Roster(expand_roster([member(worker)]))
     m = roster["worker"]
     assert m.view.state == "pending"
+    before = roster.views()
+    assert roster.views() is before  # unchanged: the same snapshot
     roster.mark_running(m, 1.5)
     assert (m.view.state, m.view.started) == ("running", 1.5)
+    assert roster.views() == (m.view,) and roster.views()[0].state == "running"
     m.gate_checks += 1
     assert m.view.gate_checks == 1
     roster.mark_ended(m, "submitted", 2.0)

@@ -6,7 +6,7 @@ change to what it shows, so no code has to remember to refresh it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from shortuuid import uuid as shortuuid
@@ -32,6 +32,7 @@ class RunMember:
     """The runtime's mutable record of one member."""
 
     __slots__ = (
+        "_on_change",
         "_view",
         "agent_state",
         "delivery",
@@ -56,6 +57,7 @@ class RunMember:
 
     def __init__(self, entry: RosterEntry) -> None:
         self._view: MemberView | None = None
+        self._on_change: Callable[[], None] | None = None
         self.entry = entry
         self.info: MemberInfo = entry.info
         self.state: MemberState = "pending"
@@ -81,6 +83,8 @@ class RunMember:
         object.__setattr__(self, name, value)
         if name in _VIEWED:
             object.__setattr__(self, "_view", None)
+            if self._on_change is not None:
+                self._on_change()
 
     @property
     def name(self) -> str:
@@ -119,6 +123,7 @@ class Roster:
         self.members: list[RunMember] = []
         self._by_name: dict[str, RunMember] = {}
         self._running = 0
+        self._views: tuple[MemberView, ...] | None = None  # every view, until one changes
         for entry in entries:
             self._append(RunMember(entry))
 
@@ -127,7 +132,12 @@ class Roster:
             raise ValueError(f"member name {member.name!r} is taken")
         self.members.append(member)
         self._by_name[member.name] = member
+        member._on_change = self._changed
+        self._views = None
         return member
+
+    def _changed(self) -> None:
+        self._views = None
 
     def add(
         self,
@@ -176,8 +186,11 @@ class Roster:
         return None if name is None else self._by_name.get(name)
 
     def views(self) -> tuple[MemberView, ...]:
-        """Every member's view, in roster order."""
-        return tuple(m.view for m in self.members)
+        """Every member's view, in roster order (built again only after a change: a swarm's
+        view is taken on every write and turn, whatever the number of members)."""
+        if self._views is None:
+            self._views = tuple(m.view for m in self.members)
+        return self._views
 
     @property
     def running(self) -> int:
