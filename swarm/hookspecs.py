@@ -324,9 +324,11 @@ def swarm_replied(view: SwarmView, child: str, parent: str) -> bool | None:
 def swarm_member_tools(view: SwarmView, member: MemberView, nested: bool) -> list[Tool] | None:
     """Tools a member's loop gets from ``swarm_tools()``.
 
-    Every implementation is called once per run for the member's own loops and once for
-    subagent loops (``nested``); results are concatenated in channel order.  A channel whose
-    tools should not reach subagents returns ``None`` when ``nested``.
+    Every implementation is called once per run for each kind of loop (the own loops of
+    members that may spawn, every other member's own loop, subagent loops (``nested``)), not
+    once per member: the result is shared, so a tool finds out who calls it at call time.
+    Results are concatenated in channel order.  A channel whose tools should not reach
+    subagents returns ``None`` when ``nested``.
 
     :param view: the run now.
     :param member: the member whose loop resolves its tools.

@@ -352,3 +352,41 @@ def test_quiescence_counts_running_children() -> None:
     assert waited == "1 unread message(s) from a (call read_messages)."
     assert result(sample)["stop_reason"] == "all_done"
     assert statuses(sample) == {"lead": "submitted", "a": "submitted"}
+
+
+class CountedTools:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, bool]] = []
+
+    @hookimpl
+    def swarm_member_tools(self, view: Any, member: Any, nested: bool) -> list[Any]:
+        self.calls.append((member.name, nested))
+        return []
+
+
+def test_member_tools_are_resolved_once_per_kind_of_loop_not_per_member() -> None:
+    counted = CountedTools()
+    pm, sources = get_plugin_manager(load_entrypoints=False)
+    pm.register(counted, name="counted")
+    lead = [call("spawn_child", name=f"w-{i}", task="t") for i in range(1, 5)]
+    lead += [call("wait_for_children"), submit("done")]
+    children = {f"w-{i}": [submit("ok")] for i in range(1, 5)}
+    model = scripted_model({"lead": lead, "other": [submit("1")], **children})
+    solver = swarm(
+        members=[
+            member("swarm/worker", name="lead", can_spawn=["worker"]),
+            member("swarm/worker", name="other"),
+        ],
+        templates={"worker": member("swarm/worker")},
+        controller=controller("leaderless", stop_on_submission=False),
+        plugins=PluginCatalog(pm, sources),
+    )
+    log = run_eval(solver, model=model)
+    assert log.status == "success", log.error
+    [sample] = log.samples or []
+    assert statuses(sample)["w-4"] == "submitted"
+    # one call for the own loop of a member that may spawn, one for every other own loop:
+    # six members' loops, two kinds
+    assert len(counted.calls) == 2
+    assert counted.calls[0] == ("lead", False)
+    assert counted.calls[1][0] in {"other", "w-1", "w-2", "w-3", "w-4"}

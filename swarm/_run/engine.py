@@ -41,7 +41,7 @@ from swarm._run.member_task import MemberRunner
 from swarm._run.members import Roster, RunMember
 from swarm._run.metering import register_model_hooks, usage_context
 from swarm._run.preamble import in_channel_order, preamble
-from swarm._run.spawn_tools import kernel_tools
+from swarm._run.spawn_tools import kernel_tool_kind, kernel_tools
 from swarm._run.spawning import Spawner, SpawnPolicy, spawner_context
 from swarm._run.status import ended_by, every_member_errored, log_others
 from swarm._run.waits import Waits, waits_context
@@ -90,8 +90,9 @@ class SwarmRun:
         policy.spawner = self.spawner
         self.bus = Bus(self, self.hooks, channels, settings, rate)
         self.waits = None if settings.max_wait is None else Waits(self, self.bus, self.hooks)
-        tools = functools.partial(kernel_tools, self.roster, self.waits, self.spawner)
-        self.wiring = Wiring(self, self.hooks, self.bus, self.channel_names, tools)
+        kind = functools.partial(kernel_tool_kind, self.roster, self.spawner)
+        tools = functools.partial(kernel_tools, self.waits)
+        self.wiring = Wiring(self, self.hooks, self.bus, self.channel_names, kind, tools)
         self.accounts = Accounts(spec.budget)
         for m in self.roster:
             self.accounts.add_member(m.name, m.entry.spec.limits)

@@ -8,6 +8,7 @@ the spawning service of the run it is called in.
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable
 
 from inspect_ai.tool import Tool, ToolError, tool
 
@@ -17,7 +18,7 @@ from swarm._run.spawning import Spawner, spawner_context
 from swarm._run.tools import swarm_wait
 from swarm._run.waits import Waits
 
-__all__ = ["kernel_tools", "spawn_tools"]
+__all__ = ["kernel_tool_kind", "kernel_tools", "spawn_tools"]
 
 
 def _caller() -> tuple[Spawner, str]:
@@ -98,14 +99,16 @@ def spawn_tools() -> list[Tool]:
     return [spawn_child(), list_children(), cancel_child(), wait_for_children()]
 
 
-def kernel_tools(
-    roster: Roster, waits: Waits | None, spawner: Spawner | None, member: str, nested: bool
-) -> tuple[bool, list[Tool]]:
-    """The kernel's own tools for a loop of ``member``: ``swarm_wait`` when a channel can wake
-    members, and the spawning tools for a member's own loop when it may spawn.  The first value
-    says which kind of loop this is (the tools are resolved once per kind)."""
-    spawns = not nested and spawner is not None and bool(roster[member].entry.spec.can_spawn)
+def kernel_tool_kind(roster: Roster, spawner: Spawner | None, member: str, nested: bool) -> bool:
+    """Which kernel tools a loop of ``member`` gets: whether it is the own loop of a member
+    that may spawn (the tools are built once per kind, not per call)."""
+    return not nested and spawner is not None and bool(roster[member].entry.spec.can_spawn)
+
+
+def kernel_tools(waits: Waits | None, spawns: Hashable) -> list[Tool]:
+    """The kernel's own tools: ``swarm_wait`` when a channel can wake members, and the spawning
+    tools for the own loop of a member that may spawn."""
     tools: list[Tool] = [swarm_wait()] if waits is not None else []
     if spawns:
         tools.extend(spawn_tools())
-    return spawns, tools
+    return tools

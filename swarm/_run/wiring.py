@@ -30,15 +30,18 @@ class Wiring:
         hooks: RunHooks,
         bus: Bus,
         channel_names: Sequence[str],
-        extra_tools: Callable[[str, bool], tuple[Hashable, list[Any]]],
+        tool_kind: Callable[[str, bool], Hashable],
+        extra_tools: Callable[[Hashable], list[Any]],
     ) -> None:
         self._port = port
         self._hooks = hooks
         self._bus = bus
         self._channel_names = tuple(channel_names)
+        self._tool_kind = tool_kind
         self._extra_tools = extra_tools
         self._own_loops: dict[str, str] = {}
         self._tools: dict[tuple[bool, Hashable], list[Any]] = {}
+        self._channel_tools: dict[tuple[bool, Hashable], bool] = {}
         # the name a model calls each channel tool by -> its channel (to count malformed calls)
         self.tool_channels: dict[str, str] = {}
         self.continue_wired: set[str] = set()
@@ -58,7 +61,7 @@ class Wiring:
     def member_tools(self, member: str, *, nested: bool) -> list[Any]:
         """The tools a member's own (or a nested) loop gets: the channels' and the kernel's
         (``swarm_wait``, the spawning tools), resolved once per kind of loop."""
-        kind, extra = self._extra_tools(member, nested)
+        kind = self._tool_kind(member, nested)
         tools = self._tools.get((nested, kind))
         if tools is None:
             order = {f"channel:{name}": i for i, name in enumerate(self._channel_names)}
@@ -67,12 +70,13 @@ class Wiring:
             )
             found.sort(key=lambda pair: order.get(pair[0], len(order)))
             tools = [t for _, ts in found for t in ts]
+            self._channel_tools[(nested, kind)] = bool(tools)
             for plugin, ts in found:
-                kind, _, channel = plugin.partition(":")
-                if kind == "channel":
+                family, _, channel = plugin.partition(":")
+                if family == "channel":
                     for t in ts:
                         self.tool_channels[ToolDef(t).name] = channel
-            tools.extend(extra)
+            tools.extend(self._extra_tools(kind))
             self._tools[(nested, kind)] = tools
         return tools
 
@@ -83,6 +87,9 @@ class Wiring:
         """
         if member is None:
             return False
+        known = self._channel_tools.get((False, self._tool_kind(member, False)))
+        if known is not None:
+            return known
         try:
             found = self._hooks.member_tools(
                 self._port.view(), self._port.member_view(member), False
