@@ -322,7 +322,7 @@ def profile(mode: str, n: int, k: int, timeout: float, top: int) -> int:
         print(f"\n== top {top} by cumulative time (all code) ==")
         stats.print_stats(top)
         print(f"\n== top {top} by cumulative time, swarm-eval only (swarm/, plugins/) ==")
-        stats.print_stats(r"[\\/](swarm|plugins)[\\/]_?\w+\.py", top)
+        stats.print_stats(r"^(?!.*site-packages).*[\\/](swarm|plugins)[\\/]", top)
         stats.sort_stats("tottime")
         print(f"\n== top {top} by own time (all code) ==")
         stats.print_stats(top)

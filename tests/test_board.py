@@ -1010,15 +1010,28 @@ class BoardMachine(RuleBasedStateMachine):
             self.covered[loop][file] = self.other(loop, file)
             self.told[loop].add(file)
 
-    @rule(loop=loops, where=st.one_of(st.none(), paths, st.just(R)))
-    def news_lines(self, loop: str, where: str | None) -> None:
+    @rule(loop=loops)
+    def status_line(self, loop: str) -> None:
         news = self.expected_news(loop)
         status = self.board.status_line(loop)
         assert (status is None) == (not news)
-        self.told[loop] |= news
+        self.tell(loop, news)
+
+    @rule(loop=loops, where=st.one_of(st.none(), paths, st.just(R)))
+    def wait_news(self, loop: str, where: str | None) -> None:
+        news = self.expected_news(loop)
         waited = self.board.wait_news(loop, where)
-        if waited is not None:
-            assert {i["file"] for i in waited.ids} <= news
+        named = set() if waited is None else {i["file"] for i in waited.ids}
+        assert named <= news
+        if where is None or where == R:
+            assert named == news
+        self.tell(loop, named)
+
+    def tell(self, loop: str, files: set[str]) -> None:
+        """A result named ``files`` to ``loop``: told, and covered for its next notice."""
+        self.told[loop] |= files
+        for file in files:
+            self.covered[loop][file] = self.other(loop, file)
 
     @invariant()
     def bounds_hold_and_content_matches(self) -> None:

@@ -216,16 +216,14 @@ def test_fence_forgery_is_refused(log_dir: Path) -> None:
 
 
 def notices_of(sample: EvalSample, name: str) -> list[str]:
-    """Every notice in the model inputs of the sample (members see only their own)."""
-    from inspect_ai.event import ModelEvent
+    """The notices member ``name``'s own loop got, in order (from its last model call's input)."""
+    from inspect_ai.event import ModelEvent, SpanBeginEvent
 
-    texts: list[str] = []
-    for e in sample.events:
-        if isinstance(e, ModelEvent):
-            for m in e.input:
-                if m.role == "user" and m.text.startswith("[Swarm notice]"):
-                    texts.append(m.text)
-    return texts
+    [span] = [e.id for e in sample.events if isinstance(e, SpanBeginEvent) and e.name == name]
+    calls = [e for e in sample.events if isinstance(e, ModelEvent) and e.span_id == span]
+    return [
+        m.text for m in calls[-1].input if m.role == "user" and m.text.startswith("[Swarm notice]")
+    ]
 
 
 def test_notify_gets_notices_and_poll_does_not(log_dir: Path) -> None:
@@ -264,6 +262,41 @@ def test_notify_gets_notices_and_poll_does_not(log_dir: Path) -> None:
     assert listing and listing[0].endswith(
         "Shared memory: 1 file changed since you last viewed it (f-1 new)."
     )
+
+
+def test_a_notice_does_not_repeat_what_a_result_already_named(log_dir: Path) -> None:
+    # before 0.1 a notice followed every result whose status line had just named the same
+    # file; now a file named in a result is covered until another member changes it again
+    def append(text: str) -> Any:
+        return call("shared_memory", command="append", path=f"{BOARD}/log.md", append_text=text)
+
+    model = scripted_model(
+        {
+            # a's turns end at about 0, 1, 2 and 4 s; b writes at about 0.5 and 2.5 s
+            "a": [
+                append("a1"),
+                pause(1, append("a2")),
+                pause(1, call("noop", i=1)),
+                pause(2, call("noop", i=2)),
+                submit("a"),
+            ],
+            "b": [pause(0.5, append("b1")), pause(2, append("b2")), submit("b")],
+        }
+    )
+    solver = shm(member(shm_worker, name="a"), member(shm_worker, name="b"))
+    sample = sample_of(run_eval(solver, model=model, log_dir=log_dir))
+    results = [r for r, _ in tool_results(sample, "shared_memory")]
+    assert (
+        "Appended to /shared_memory/log.md (f-1, now version 3).\n\n"
+        "Shared memory: 1 file changed since you last viewed it (f-1)."
+    ) in results  # a's second append names b's first write...
+    # ...so a's next turn brings no notice; b's second write brings exactly one
+    assert notices_of(sample, "a") == [
+        "[Swarm notice] 1 shared memory file changed since you last viewed it (f-1; by b). "
+        'View one with shared_memory(command="view", path="f-1"), or list them with '
+        'path="/shared_memory".'
+    ]
+    assert comm(sample, "a")["notices"] == 1
 
 
 def test_third_party_channel_adds_a_tool_and_a_notice(log_dir: Path) -> None:

@@ -25,9 +25,10 @@ API (every refusal is a ``BoardError(control, message)``; ``control`` is one of 
 - ``view(path_or_id, *, member, loop, view_range=None) -> Viewed``: a fenced file (marks that
   version seen by ``loop``), a listing (marks nothing), or a tombstone's one line; ``.files``
   says what was read, for evidence.
-- ``status_line(loop) -> str | None``, ``notice(loop) -> BoardNotice | None`` (covers what it
-  names until it changes again), ``wait_news(loop, path_filter) -> BoardNews | None``,
-  ``news(loop) -> tuple[str, ...]``: what is news to ``loop``.
+- ``status_line(loop) -> str | None``, ``notice(loop) -> BoardNotice | None``,
+  ``wait_news(loop, path_filter) -> BoardNews | None``, ``news(loop) -> tuple[str, ...]``:
+  what is news to ``loop``.  The first three cover what they name for notices: the next
+  notice omits a file until another loop changes it again.
 - ``get(path_or_id) -> FileInfo | None``, ``files() -> tuple[FileInfo, ...]``, ``file_count``,
   ``total_bytes``, ``bounds``; ``path_error(path) -> str | None`` checks the grammar alone.
 
@@ -106,7 +107,7 @@ class _Loop:
     seen: dict[str, int] = attrs.Factory(dict)  # file id -> highest version seen
     told: set[str] = attrs.Factory(set)  # files named to the loop by a news line
     pending: set[str] = attrs.Factory(set)  # files that are news now
-    unnotified: set[str] = attrs.Factory(set)  # pending files no notice has covered yet
+    unnotified: set[str] = attrs.Factory(set)  # pending files no news line has named yet
     cursor: int = 0  # how much of the board's change log this loop has taken in
 
 
@@ -586,12 +587,14 @@ class Board:
         writers = sorted({f.writer if f.loop != loop else f.other_writer for f in files} - {""})
         first = next((f.id for f in files if f.content is not None), files[0].id)
         lp.told.update(ids)
+        lp.unnotified.difference_update(ids)  # a notice does not repeat what a result said
         return files, labels, writers, first
 
     def status_line(self, loop: str) -> str | None:
         """``Shared memory: N files changed since you last viewed them (...)``, or ``None``.
 
-        Names every file that is news to ``loop``; they count as told (so a deletion is news).
+        Names every file that is news to ``loop``; they count as told (so a deletion is news)
+        and covered (the next notice omits them until they change again).
         """
         lp = self._loop(loop)
         if not lp.pending:
@@ -616,7 +619,7 @@ class Board:
     def wait_news(self, loop: str, path_filter: str | None) -> BoardNews | None:
         """News for a wait on a path, directory or id (``None``: the whole board), or ``None``.
 
-        Reports until ``loop`` views what it names; it does not cover notices.  An invalid
+        Reports until ``loop`` views what it names, and covers it for notices.  An invalid
         filter raises ``BoardError`` (``path``, or ``not_found`` for an unknown id).
         """
         lp = self._loop(loop)
