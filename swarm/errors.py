@@ -7,7 +7,8 @@ misbehaved, in the style of pluggy's ``PluginValidationError``.  ``UsageError`` 
 Those three are also Inspect's ``PrerequisiteError``: the exception type Inspect's command line
 (``inspect eval``, ``inspect eval-set``) prints as one message with no traceback.  ``str(error)``
 is the plain message; ``error.message``, which Inspect prints as rich markup and records as a
-sample's error message, is the same text with anything that looks like a markup tag escaped.  ``ConfigError`` is still a ``ValueError``.
+sample's error message, is the same text with anything that looks like a markup tag escaped.
+``ConfigError`` is still a ``ValueError``.
 """
 
 from __future__ import annotations

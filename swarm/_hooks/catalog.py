@@ -341,6 +341,7 @@ class PluginCatalog:
 
 
 _default: PluginCatalog | None = None
+_warned = False
 
 
 def _env_list(name: str) -> list[str] | None:
@@ -355,28 +356,30 @@ def strict_from_environment() -> bool:
     return os.environ.get(STRICT_SWITCH, "").strip().lower() in ("1", "true", "yes", "on")
 
 
-def plugin_catalog(*, strict: bool | None = None) -> PluginCatalog:
+def plugin_catalog(*, strict: bool | None = None, warn: bool = True) -> PluginCatalog:
     """The process-wide catalog, built on first use from the environment switches.
 
-    A broken plugin is left out of it (and logged once, as a warning); with ``strict`` (by
-    default: ``SWARM_STRICT_PLUGINS=1``), a broken plugin is a ``PluginError`` instead.
+    A broken plugin is left out of it and, with ``warn``, logged as a warning (once per
+    process, logger ``swarm``); with ``strict`` (by default: ``SWARM_STRICT_PLUGINS=1``), a
+    broken plugin is a ``PluginError`` instead.
     """
-    global _default
+    global _default, _warned
     if _default is None:
-        catalog = PluginCatalog.load(
+        _default = PluginCatalog.load(
             load_entrypoints=os.environ.get("SWARM_DISABLE_PLUGIN_AUTOLOAD", "") not in ("1",),
             blocked=_env_list("SWARM_BLOCK_PLUGINS") or (),
             allow=_env_list("SWARM_LOAD_PLUGINS"),
         )
-        for source in catalog.broken:
+    _default.check_strict(strict_from_environment() if strict is None else strict)
+    if warn and not _warned:
+        _warned = True
+        for source in _default.broken:
             logger.warning(
                 "swarm-eval plugin %s is broken and not used: %s (%s=1 makes this an error)",
                 source.describe(),
                 source.error,
                 STRICT_SWITCH,
             )
-        _default = catalog
-    _default.check_strict(strict_from_environment() if strict is None else strict)
     return _default
 
 
@@ -401,5 +404,6 @@ def rubric(name: str, /, *, plugins: PluginCatalog | None = None, **params: Any)
 
 def reset_plugin_catalog() -> None:
     """Forget the process-wide catalog; the next ``plugin_catalog()`` reloads the plugins."""
-    global _default
+    global _default, _warned
     _default = None
+    _warned = False

@@ -41,6 +41,7 @@ BUILTIN_DISTRIBUTION = "swarm-eval"
 ESSENTIAL_PLUGINS = frozenset({"leaderless"})
 """Plugins that cannot be blocked: the default controller."""
 STRICT_SWITCH = "SWARM_STRICT_PLUGINS"
+_PREFIX = "swarm_"
 
 
 def normalize_distribution(name: str) -> str:
@@ -101,15 +102,16 @@ def unknown_hooks_problem(pm: pluggy.PluginManager, plugin: object) -> str | Non
     )
     if not unknown:
         return None
-    known = sorted(
-        name
+    # compared without the shared "swarm_" prefix, which would make every name look close
+    known = {
+        name.removeprefix(_PREFIX): name
         for name, caller in vars(pm.hook).items()
         if not name.startswith("_") and caller.has_spec()
-    )
+    }
     parts = []
     for name in unknown:
-        close = difflib.get_close_matches(name, known, n=1)
-        parts.append(f"{name!r} (did you mean {close[0]!r}?)" if close else repr(name))
+        close = difflib.get_close_matches(name.removeprefix(_PREFIX), sorted(known), n=1)
+        parts.append(f"{name!r} (did you mean {known[close[0]]!r}?)" if close else repr(name))
     return f"implements hooks that swarm-eval does not have: {', '.join(parts)}"
 
 
@@ -133,7 +135,7 @@ def _load(pm: pluggy.PluginManager, ep: EntryPoint) -> str | None:
 
 def broken_plugins_error(sources: Iterable[PluginSource]) -> PluginError | None:
     """The error strict loading raises for the broken plugins among ``sources``, or ``None``."""
-    broken = [s for s in sources if s.broken]
+    broken = sorted((s for s in sources if s.broken), key=lambda s: s.name)
     if not broken:
         return None
     listing = "; ".join(f"plugin {s.describe()}: {s.error}" for s in broken)

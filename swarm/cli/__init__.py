@@ -50,7 +50,7 @@ for _command in (demo, plugins, timeline, topology):
 def main() -> None:
     """Entry point of the ``swarm`` command."""
     try:
-        plugin_catalog(strict=False).register_commands(cli)
+        plugin_catalog(strict=False, warn=False).register_commands(cli)
         cli(standalone_mode=True)
     except UsageError as ex:
         show_error(ex)
