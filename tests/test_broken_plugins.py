@@ -306,3 +306,29 @@ def test_inspect_eval_fails_only_when_it_needs_the_broken_plugin(
         f"{describe('raising')}, which is broken: {BROKEN['raising'][2]}\n"
     ) in needs.stderr
     assert "Traceback" not in needs.stderr + needs.stdout
+
+
+def test_inspect_eval_under_strict_loading_prints_the_plugin_error(
+    dists: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "task.py").write_text(TASK)
+    done = run(
+        dists,
+        str(BIN / "inspect"),
+        "eval",
+        "task.py",
+        "--solver",
+        "swarm/swarm",
+        "-S",
+        "members={factory: react}",
+        "--model",
+        "swarm/scripted",
+        cwd=tmp_path,
+        SWARM_STRICT_PLUGINS="1",
+    )
+    assert done.returncode == 1
+    everything = "; ".join(f"plugin {describe(n)}: {BROKEN[n][2]}" for n in sorted(BROKEN))
+    assert (
+        f"\nPluginError: Plugin 'noimport', hook '<load>': {everything}{STRICT_TAIL}\n"
+    ) in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr + done.stdout

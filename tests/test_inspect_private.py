@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
@@ -51,3 +52,22 @@ def test_each_private_reader_works_inside_a_sample() -> None:
     assert seen["suspended_outside"] is False
     assert seen["suspended_inside"] is True
     assert isinstance(seen["agent_span"], str) and seen["agent_span"] == seen["span"]
+
+
+def test_inspect_prints_swarm_errors_as_prerequisite_errors(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """swarm-eval's user-facing errors are the type Inspect's excepthook prints as a message
+    alone; the message survives Inspect's rich markup (a "[name]" is not eaten as a tag)."""
+    import rich
+    from inspect_ai._util.error import exception_hook
+
+    from swarm import ConfigError
+
+    monkeypatch.setattr(rich.get_console(), "quiet", False)  # an eval with display "none" ran
+
+    assert issubclass(ConfigError, private.PrerequisiteError)
+    error = ConfigError("members[0].args: expected a mapping, got [null, none]")
+    exception_hook()(ConfigError, error, None)  # type: ignore[arg-type]
+    out = capsys.readouterr().out
+    assert out.strip() == "members[0].args: expected a mapping, got [null, none]"
