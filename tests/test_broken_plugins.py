@@ -16,6 +16,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import click
 import pytest
 from inspect_ai.agent import react
 from inspect_ai.log import read_eval_log
@@ -272,10 +273,27 @@ def test_swarm_plugins_lists_the_working_ones_and_marks_the_broken_ones(dists: P
     assert done.stderr.startswith("error: 4 broken plugin(s): ")
 
 
-def test_a_plugin_command_still_works_next_to_a_broken_one(dists: Path) -> None:
-    done = run(dists, str(BIN / "swarm"), "--help")
-    assert done.returncode == 0, done.stderr
-    assert "  fanout    " in done.stdout
+def test_a_broken_command_hook_leaves_the_other_commands(dists: Path) -> None:
+    catalog = PluginCatalog.load()
+
+    @click.group()
+    def group() -> None:
+        """A command line of one's own."""
+
+    @group.command()
+    def mine() -> None:
+        """Mine."""
+
+    catalog.register_commands(group)
+    assert sorted(group.commands) == ["fanout", "mine"]  # the built-in plugin's command too
+    assert catalog.sources["cmd"].error == (
+        "hook 'swarm_register_commands': raised RuntimeError('no commands today')"
+    )
+    assert "cmd-dist/cmdchan" not in catalog.names("channel")  # left out whole
+    pm, sources = get_plugin_manager(blocked=["noimport", "typo", "raising"])
+    strict = PluginCatalog(pm, sources, strict=True)
+    with pytest.raises(PluginError, match="no commands today"):
+        strict.register_commands(click.Group())
 
 
 TASK = (

@@ -61,11 +61,11 @@ EXPECTED: dict[str, list[str]] = {
         "preamble: The swarm's token budget is split equally between the members; you stop "
         "when your share is used up.",
         "caps: {'cost': None, 'tokens': 18000, 'time': None}",
-        "error: ConfigError('budget.cost: a cost cap or cost limit needs prices, and model(s) "
+        "error: budget.cost: a cost cap or cost limit needs prices, and model(s) "
         "swarm/scripted "
         "have none. Give them with inspect_ai.model.set_model_info(name, "
         "ModelInfo(cost=ModelCost(...))) or set_model_cost(), or `inspect eval "
-        "--model-cost-config prices.yaml`; or drop the cost cap.')",
+        "--model-cost-config prices.yaml`; or drop the cost cap.",
     ],
     "read_ledger.py": [
         '  "caps": {"cost": 1.0, "tokens": null, "time": 600.0},',

@@ -7,6 +7,9 @@ from typing import Any
 
 import click
 
+from swarm._inspect.private import PrerequisiteError
+from swarm.errors import SwarmError
+
 __all__ = ["demo"]
 
 
@@ -87,12 +90,18 @@ def demo(model: str, members: int, log_dir: str, stop_on_submission: bool) -> No
     from swarm.demo import swarm_demo
 
     chosen: Any = _scripted_demo_model(model) if model == "swarm/scripted" else model
-    log = inspect_eval(
-        swarm_demo(members=members, stop_on_submission=stop_on_submission),
-        model=chosen,
-        log_dir=log_dir,
-        display="none",
-    )[0]
+    try:
+        log = inspect_eval(
+            swarm_demo(members=members, stop_on_submission=stop_on_submission),
+            model=chosen,
+            log_dir=log_dir,
+            display="none",
+        )[0]
+    except (SwarmError, PrerequisiteError):
+        raise  # the swarm command prints these as they are
+    except Exception as ex:  # Inspect refused the eval (an unknown provider...): say why
+        click.echo(f"error: the demo could not run: {type(ex).__name__}: {ex}", err=True)
+        sys.exit(1)
     click.echo(f"log: {log.location}")
     click.echo(f"status: {log.status}")
     if log.error is not None:
