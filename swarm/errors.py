@@ -3,11 +3,21 @@
 ``SwarmError`` is the root.  ``ConfigError`` is what a user sees for a bad topology, roster or
 parameter: its message names the field.  ``PluginError`` names the plugin and the hook that
 misbehaved, in the style of pluggy's ``PluginValidationError``.  ``UsageError`` is for the CLI.
+
+Those three are also Inspect's ``PrerequisiteError``: the exception type Inspect's command line
+(``inspect eval``, ``inspect eval-set``) prints as one message with no traceback.  ``str(error)``
+is the plain message; ``error.message``, which Inspect prints as rich markup and records as a
+sample's error message, is the same text with anything that looks like a markup tag escaped.
+``ConfigError`` is still a ``ValueError``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+
+from rich.markup import escape
+
+from swarm._inspect.private import PrerequisiteError
 
 __all__ = [
     "ConfigError",
@@ -23,14 +33,24 @@ class SwarmError(Exception):
     """Base class of every error swarm-eval raises on purpose."""
 
 
-class ConfigError(SwarmError, ValueError):
+class _Shown(PrerequisiteError):
+    """An error Inspect's command line shows as its message alone, without a traceback."""
+
+    def __init__(self, message: str) -> None:
+        Exception.__init__(self, message)
+        # Inspect prints ``message`` with rich, which would swallow a "[name]" as a tag
+        self.message = escape(message)
+
+
+class ConfigError(SwarmError, _Shown, ValueError):
     """A topology, roster, budget or plugin parameter is invalid.
 
-    The message names the field (``members[1].count``) and what was expected.
+    The message names the field (``members[1].count``) and what was expected; for a topology
+    file, it starts with the file's name.
     """
 
 
-class PluginError(SwarmError):
+class PluginError(SwarmError, _Shown):
     """A plugin broke its contract: it raised in a decision hook or returned the wrong type.
 
     Args:
@@ -44,11 +64,13 @@ class PluginError(SwarmError):
         self.hook = hook
         self.detail = message
         # Inspect shows an error's ``message`` attribute: make it the whole story
-        self.message = f"Plugin {plugin!r}, hook {hook!r}: {message}"
-        super().__init__(self.message)
+        super().__init__(f"Plugin {plugin!r}, hook {hook!r}: {message}")
+
+    def __reduce__(self) -> tuple[type[PluginError], tuple[str, str, str]]:
+        return (type(self), (self.plugin, self.hook, self.detail))
 
 
-class UsageError(SwarmError):
+class UsageError(SwarmError, _Shown):
     """The command line was used wrongly."""
 
 

@@ -46,12 +46,14 @@ from helpers import shm_worker, tool_results
 NAN, INF = math.nan, math.inf
 
 
-def refused(build: Callable[[], object], field: str, why: str) -> str:
-    """Assert ``build()`` raises a ConfigError starting with ``field`` and saying ``why``."""
+def refused(build: Callable[[], object], field: str, why: str, file: Path | None = None) -> str:
+    """Assert ``build()`` raises a ConfigError starting with ``field`` (after the topology
+    ``file``'s name, when the value came from one) and saying ``why``."""
     with pytest.raises(ConfigError) as info:
         build()
     message = str(info.value)
-    assert message.startswith(f"{field}: "), message
+    start = f"{field}: " if file is None else f"{file}: {field}: "
+    assert message.startswith(start), message
     assert why in message, message
     return message
 
@@ -71,6 +73,7 @@ def test_nan_member_time_limit_in_a_topology_file(tmp_path: Path) -> None:
         lambda: swarm(config=path),
         "members[0].limits.time",
         "expected a number of seconds >= 0, got nan: numbers must be finite",
+        file=path,
     )
 
 
@@ -119,7 +122,9 @@ def test_infinite_rate_window_of_shared_memory() -> None:
 
 def test_infinite_grace(tmp_path: Path) -> None:
     path = topology(tmp_path, "members: {factory: react}\nbudget: {grace: .inf}\n")
-    refused(lambda: swarm(config=path), "budget.grace", "got inf: numbers must be finite")
+    refused(
+        lambda: swarm(config=path), "budget.grace", "got inf: numbers must be finite", file=path
+    )
     refused(lambda: Budget(grace=INF), "budget.grace", "numbers must be finite")
 
 
@@ -227,9 +232,12 @@ def test_limits_must_be_a_mapping() -> None:
 def test_a_negative_limit_names_the_field_and_the_reason(tmp_path: Path) -> None:
     path = topology(tmp_path, "members:\n  - factory: react\n    limits: {token: -1}\n")
     message = refused(
-        lambda: swarm(config=path), "members[0].limits.token", "expected a whole number >= 0"
+        lambda: swarm(config=path),
+        "members[0].limits.token",
+        "expected a whole number >= 0",
+        file=path,
     )
-    assert message == "members[0].limits.token: expected a whole number >= 0, got -1"
+    assert message == f"{path}: members[0].limits.token: expected a whole number >= 0, got -1"
 
 
 def test_a_member_spec_built_directly_is_checked_too() -> None:
@@ -321,8 +329,9 @@ def test_only_an_absent_controller_means_the_default(value: object, tmp_path: Pa
         swarm(members=member(react), controller=value)  # type: ignore[arg-type]
     assert str(info.value).startswith("controller"), info.value
     path = topology(tmp_path, f"members: {{factory: react}}\ncontroller: {json.dumps(value)}\n")
-    with pytest.raises(ConfigError, match="^controller"):
+    with pytest.raises(ConfigError) as info:
         swarm(config=path)
+    assert str(info.value).startswith(f"{path}: controller"), info.value
 
 
 def test_an_absent_controller_is_leaderless() -> None:
@@ -373,7 +382,7 @@ def test_factory_arguments_are_checked_against_its_signature(tmp_path: Path) -> 
         tmp_path,
         "members:\n  - factory: react\n  - factory: react\n    name: lead\n    args: {bogus: 1}\n",
     )
-    message = refused(lambda: swarm(config=path), "members[1].args", "'bogus'")
+    message = refused(lambda: swarm(config=path), "members[1].args", "'bogus'", file=path)
     assert "member 'lead'" in message
     refused(lambda: member(react, {"bogus": 1}), "member.args", "unexpected keyword argument")
     refused(lambda: member("react", {"bogus": 1}), "member.args", "'bogus'")
@@ -412,7 +421,7 @@ def test_a_member_cost_limit_without_prices_names_the_member_field(log_dir: Path
     log = run_eval(solver, log_dir=log_dir)
     assert log.samples and log.samples[0].error is not None
     assert log.samples[0].error.message.startswith(
-        "ConfigError(\"members[1].limits.cost: a member's cost limit needs prices, and model(s) "
+        "members[1].limits.cost: a member's cost limit needs prices, and model(s) "
         "swarm/scripted have none."
     ), log.samples[0].error.message
     assert {"inspect_swarm:result", "inspect_swarm:ledger", "inspect_swarm:metrics"} <= set(

@@ -197,9 +197,7 @@ def check_json(value: object, what: str) -> None:
         raise AssertionError(f"{what} is not valid JSON: {ex}: {value!r}") from None
 
 
-CHECKED_AT_START = re.compile(
-    r"^ConfigError\(['\"](budget\.(cost|split|tokens)|members\[\d+\]\.limits\.cost): "
-)
+CHECKED_AT_START = re.compile(r"^(budget\.(cost|split|tokens)|members\[\d+\]\.limits\.cost): ")
 """The checks that need the running sample: prices (for a cost cap or a member's cost limit),
 and a cap to split (it may come from the sample's limits)."""
 

@@ -61,11 +61,11 @@ EXPECTED: dict[str, list[str]] = {
         "preamble: The swarm's token budget is split equally between the members; you stop "
         "when your share is used up.",
         "caps: {'cost': None, 'tokens': 18000, 'time': None}",
-        "error: ConfigError('budget.cost: a cost cap or cost limit needs prices, and model(s) "
+        "error: budget.cost: a cost cap or cost limit needs prices, and model(s) "
         "swarm/scripted "
         "have none. Give them with inspect_ai.model.set_model_info(name, "
         "ModelInfo(cost=ModelCost(...))) or set_model_cost(), or `inspect eval "
-        "--model-cost-config prices.yaml`; or drop the cost cap.')",
+        "--model-cost-config prices.yaml`; or drop the cost cap.",
     ],
     "read_ledger.py": [
         '  "caps": {"cost": 1.0, "tokens": null, "time": 600.0},',
@@ -125,7 +125,7 @@ EXPECTED: dict[str, list[str]] = {
         "plugin: proof_of_work",
     ],
     "timeline_demo.py": [
-        "writer   submitted  model calls 3, tool calls 2, writes 1 (+0 refused), waits 0, notices 0",
+        "writer   submitted  model calls 4, tool calls 3, writes 2 (+0 refused), waits 0, notices 0",
         "waiter   cancelled  model calls 4, tool calls 3, writes 0 (+1 refused), waits 2, notices 1",
         "crasher  errored    model calls 1, tool calls 0, writes 0 (+0 refused), waits 0, notices 0",
         "stop: submitted (recorded)",

@@ -173,6 +173,7 @@ def test_fanout_is_a_builtin_rubric_listed_by_swarm_plugins() -> None:
         "controllers": [],
         "channels": [],
         "rubrics": ["fanout"],
+        "error": None,
     }
     text = CliRunner().invoke(cli, ["plugins"]).stdout
     assert "fanout  (swarm-eval 0.1.0, built-in)\n  rubrics: fanout\n" in text

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from inspect_ai import Task, eval
+from inspect_ai.agent import Agent, agent
 from inspect_ai.dataset import Sample
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 from inspect_ai.solver import Generate, TaskState, solver
@@ -62,8 +64,14 @@ def test_registry_lookup_and_register_as() -> None:
 
     assert private.registry_lookup("agent", "react") is react
     assert private.registry_lookup("agent", "no-such-agent") is None
-    private.register_as(react, "swarmtest/react_again")
-    assert private.registry_lookup("agent", "swarmtest/react_again") is react
+
+    @agent
+    def helper() -> Agent:
+        return react()
+
+    # a fresh object: renaming a shared one (react itself) would rename it for every later test
+    private.register_as(helper, "swarmtest/helper_again")
+    assert private.registry_lookup("agent", "swarmtest/helper_again") is helper
 
 
 def test_inspect_ai_is_within_the_tested_bound() -> None:
@@ -80,3 +88,22 @@ def test_inspect_ai_is_within_the_tested_bound() -> None:
     assert spec.specifier.contains(importlib.metadata.version("inspect-ai"))
     # an upper bound: a newer Inspect is taken only after this suite passes against it
     assert any(s.operator in ("<", "<=", "==", "~=") for s in spec.specifier)
+
+
+def test_inspect_prints_swarm_errors_as_prerequisite_errors(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """swarm-eval's user-facing errors are the type Inspect's excepthook prints as a message
+    alone; the message survives Inspect's rich markup (a "[name]" is not eaten as a tag)."""
+    import rich
+    from inspect_ai._util.error import exception_hook
+
+    from swarm import ConfigError
+
+    monkeypatch.setattr(rich.get_console(), "quiet", False)  # an eval with display "none" ran
+
+    assert issubclass(ConfigError, private.PrerequisiteError)
+    error = ConfigError("members[0].args: expected a mapping, got [null, none]")
+    exception_hook()(ConfigError, error, None)  # type: ignore[arg-type]
+    out = capsys.readouterr().out
+    assert out.strip() == "members[0].args: expected a mapping, got [null, none]"

@@ -1,10 +1,11 @@
 """The kernel's layers, checked on its import graph (every import counts: ``TYPE_CHECKING`` ones
 and those inside functions too).
 
-Lowest first: the contract (errors, records, serialization, hookspecs) < ``_inspect`` (Inspect's
-private API) < ``_hooks`` (plugin machinery) < ``_spec`` (what to run) < ``_accounts`` (what it
-costs) < ``_report`` (record builders) < ``_run`` (one sample's runtime) < the faces (the agent,
-the CLI, ``testing``, ``analysis``, ``timeline``, the public package) < the built-in plugins.
+Lowest first: ``_inspect`` (Inspect's private API, which the exceptions build on) < the
+contract (errors, records, serialization, hookspecs) < ``_hooks`` (plugin machinery) < ``_spec``
+(what to run) < ``_accounts`` (what it costs) < ``_report`` (record builders) < ``_run`` (one
+sample's runtime) < the faces (the agent, the CLI, ``testing``, ``analysis``, ``timeline``, the
+public package) < the built-in plugins.
 A module imports only its own layer and lower ones, no module is on an import cycle, the
 built-in plugins import only the public ``swarm`` package, and the hookspecs only the contract.
 docs/architecture.md draws the same picture.
@@ -22,6 +23,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("inspect", ("swarm._inspect",)),
     (
         "contract",
         (
@@ -32,7 +34,6 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "swarm._checks",
         ),
     ),
-    ("inspect", ("swarm._inspect",)),
     ("hooks", ("swarm._hooks",)),
     ("spec", ("swarm._spec",)),
     ("accounts", ("swarm._accounts",)),
@@ -52,7 +53,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ),
     ("plugins", ("swarm.plugins",)),
 ]
-CONTRACT = LAYERS[0][1]
+CONTRACT = LAYERS[1][1]
 
 
 def module_files(root: Path) -> dict[str, Path]:

@@ -259,7 +259,7 @@ def test_bad_parameter_value_is_refused_when_the_swarm_is_built(
     topology.write_text(yaml.safe_dump(data))
     with pytest.raises(ConfigError) as caught:
         swarm.swarm(config=topology)
-    assert str(caught.value) == message
+    assert str(caught.value) == f"{topology}: {message}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -424,6 +424,7 @@ def check_plugin_rows(rows: list[dict[str, Any]], *, fixture: bool = True) -> No
         "controllers": [QUORUM],
         "channels": [BULLETIN],
         "rubrics": [],
+        "error": None,
     }
 
 
@@ -475,21 +476,46 @@ def test_name_collision_names_both_plugins(kind: str, hook: str) -> None:
     assert FIXTURE_PLUGIN not in sources
     pm.register(registering(kind, "dup"), name="first_plugin")
     pm.register(registering(kind, "dup"), name="second_plugin")
+    # pluggy calls the later registered first: it keeps the name, the other one is broken
+    catalog = PluginCatalog(pm, sources)
+    assert [(s.name, s.error) for s in catalog.broken] == [
+        (
+            "first_plugin",
+            f"hook {hook!r}: {kind} 'dup' is registered twice: by plugin 'second_plugin' and by "
+            "plugin 'first_plugin'",
+        )
+    ]
+    assert catalog.lookup(kind, "dup").plugin == "second_plugin"  # type: ignore[arg-type]
+
+    pm, sources = get_plugin_manager(load_entrypoints=False)
+    pm.register(registering(kind, "dup"), name="first_plugin")
+    pm.register(registering(kind, "dup"), name="second_plugin")
     with pytest.raises(PluginError) as caught:
-        PluginCatalog(pm, sources)
+        PluginCatalog(pm, sources, strict=True)
     message = str(caught.value)
     assert f"{kind} 'dup' is registered twice" in message
     assert "'first_plugin'" in message and "'second_plugin'" in message
     assert caught.value.hook == hook
-    assert caught.value.plugin in ("first_plugin", "second_plugin")
+    assert caught.value.plugin == "first_plugin"
 
 
 def test_collision_with_a_builtin_name() -> None:
+    # the built-ins register first, whatever the order: the impostor is the broken one
+    pm, sources = get_plugin_manager(load_entrypoints=False)
+    pm.register(registering("controller", "leaderless"), name="impostor")
+    catalog = PluginCatalog(pm, sources)
+    assert catalog.lookup("controller", "leaderless").plugin == "leaderless"
+    [broken] = catalog.broken
+    assert broken.name == "impostor"
+    assert broken.error == (
+        "hook 'swarm_register_controllers': controller 'leaderless' is registered twice: by "
+        "plugin 'leaderless' and by plugin 'impostor'"
+    )
     pm, sources = get_plugin_manager(load_entrypoints=False)
     pm.register(registering("controller", "leaderless"), name="impostor")
     with pytest.raises(PluginError, match="registered twice") as caught:
-        PluginCatalog(pm, sources)
-    assert "'leaderless'" in str(caught.value) and "'impostor'" in str(caught.value)
+        PluginCatalog(pm, sources, strict=True)
+    assert caught.value.plugin == "impostor"
 
 
 def test_same_name_from_two_distributions_is_namespaced() -> None:

@@ -44,9 +44,29 @@ def test_a_swarm_built_in_python_logs_its_resolved_topology(log_dir: Path) -> No
     ]
     assert topology["controller"] == {
         "name": "leaderless",
+        "plugin": "leaderless",
+        "distribution": "swarm-eval",
+        "version": "0.1.0",
         "params": {"stop_on_submission": False, "final": "last"},
     }
-    assert topology["channels"] == [{"name": "shared_memory", "params": {"rate": None}}]
+    # every parameter the channel runs with: the given one and the defaults
+    assert topology["channels"] == [
+        {
+            "name": "shared_memory",
+            "plugin": "shared_memory",
+            "distribution": "swarm-eval",
+            "version": "0.1.0",
+            "params": {
+                "max_files": 100,
+                "max_file_bytes": 16000,
+                "max_file_lines": 1000,
+                "max_board_bytes": 400000,
+                "rate": None,
+                "max_wait": 600,
+            },
+        }
+    ]
+    assert [m["names"] for m in topology["members"]] == [["worker-1", "worker-2"], ["solo"]]
     assert topology["budget"]["tokens"] == 50_000 and topology["budget"]["grace"] == 3.0
     assert topology["plugins"]["leaderless"]["distribution"] == "swarm-eval"
     assert topology["plugins"]["shared_memory"]["version"] is not None

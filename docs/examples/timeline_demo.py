@@ -1,9 +1,10 @@
 """Draw a swarm's timeline: a scripted shared-memory swarm, then `timeline()` on its log file.
 
-`writer` posts the answer on the board at 0.4 s and submits a second later, which stops the
-swarm (leaderless stops at the first submission). `waiter` waits twice (the first wait returns
-at once, with the news that `crasher` ended), is refused an overwrite of the file it has not
-viewed, gets a notice, and is cancelled when the 0.5 s grace runs out. `crasher`'s first model
+`writer` posts the answer on the board at 0.4 s, appends to it at 0.6 s and submits a second
+later, which stops the swarm (leaderless stops at the first submission). `waiter` waits twice
+(the first wait returns at once, with the news that `crasher` ended; the second with the new
+file), is refused an overwrite of the file it has not viewed, gets a notice of the append, and
+is cancelled when the 0.5 s grace runs out. `crasher`'s first model
 call raises. The timeline is written as timeline.html and timeline.svg in the current directory;
 `swarm timeline LOG -o timeline.html` writes the same page.
 """
@@ -42,12 +43,19 @@ log = run_eval(
                     0.4,
                     call("shared_memory", command="create", path=f"{BOARD}/a.md", file_text="42"),
                 ),
+                pause(
+                    0.2,
+                    call("shared_memory", command="append", path=f"{BOARD}/a.md", append_text="!"),
+                ),
                 pause(1.0, submit("42")),
             ],
             "waiter": [
                 call("swarm_wait"),
                 call("swarm_wait", path=f"{BOARD}/a.md"),
-                call("shared_memory", command="create", path=f"{BOARD}/a.md", file_text="x"),
+                pause(
+                    0.5,
+                    call("shared_memory", command="create", path=f"{BOARD}/a.md", file_text="x"),
+                ),
                 pause(5, reply("still thinking")),
             ],
             "crasher": [fail("model API down")],

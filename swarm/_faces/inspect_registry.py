@@ -8,6 +8,9 @@ Inspect names an object from an installed package ``<package>/<name>``.  From an
 install of a distribution whose name (``swarm-eval``) differs from its package (``swarm``) it
 cannot tell the package and registers the bare name; the objects are then registered under
 their qualified names as well, so the same names work however swarm-eval is installed.
+
+Loading it also makes swarm-eval's user-facing errors end an Inspect command as one message on
+stderr, without a traceback (``swarm.cli.install_inspect_excepthook``).
 """
 
 from __future__ import annotations
@@ -17,10 +20,14 @@ from inspect_ai.util import registry_info
 from swarm._faces.agent import swarm
 from swarm._faces.worker import worker
 from swarm._inspect.private import register_as
+from swarm.cli import install_inspect_excepthook
 from swarm.demo import calculator_worker, swarm_demo
 from swarm.testing import _scripted  # noqa: F401  (registers swarm/scripted)
 
 PACKAGE = "swarm"
+
+# swarm-eval's configuration and plugin errors end `inspect eval` as one message on stderr
+install_inspect_excepthook()
 
 for _obj in (swarm, worker, calculator_worker, swarm_demo):
     _name = registry_info(_obj).name

@@ -69,15 +69,29 @@ def call_registration_hook(
     pm: pluggy.PluginManager,
     hook: str,
     register_for: Callable[[str], Callable[[str, Callable[..., Any]], None]],
+    *,
+    first: Callable[[str], bool] = lambda plugin: False,
+    failed: Callable[[PluginError], None] | None = None,
 ) -> None:
-    """Call a registration hook plugin by plugin, giving each a ``register`` bound to it."""
-    for impl in _impls(pm, hook):
+    """Call a registration hook plugin by plugin, giving each a ``register`` bound to it.
+
+    Plugins for which ``first(name)`` holds are called before the others (otherwise in
+    pluggy's order).  A plugin that raises (or whose ``register`` call is refused) is a
+    ``PluginError`` naming it: raised, or handed to ``failed`` and the next plugin is called.
+    """
+    impls = sorted(_impls(pm, hook), key=lambda impl: not first(impl.plugin_name))
+    for impl in impls:
         try:
-            _call(impl, {"register": register_for(impl.plugin_name)})
-        except PluginError:
-            raise
-        except Exception as ex:
-            raise PluginError(impl.plugin_name, hook, f"raised {ex!r}") from ex
+            try:
+                _call(impl, {"register": register_for(impl.plugin_name)})
+            except PluginError:
+                raise
+            except Exception as ex:
+                raise PluginError(impl.plugin_name, hook, f"raised {ex!r}") from ex
+        except PluginError as error:
+            if failed is None:
+                raise
+            failed(error)
 
 
 def call_rubric_rules(pm: pluggy.PluginManager, rubric: str) -> list[tuple[str, RubricRule]]:
@@ -120,18 +134,26 @@ def call_each(
     kwargs: dict[str, Any],
     before: Callable[[], T],
     after: Callable[[str, T], None],
+    failed: Callable[[PluginError, T], None] | None = None,
 ) -> None:
     """Call ``hook``'s implementations one at a time with ``kwargs``; ``before()`` is taken
-    before each and ``after(plugin, taken)`` checks what it did.  A failure names the plugin."""
+    before each and ``after(plugin, taken)`` checks what it did.  A failure names the plugin:
+    it is raised, or handed to ``failed`` with what ``before()`` took, and the next plugin is
+    called."""
     for impl in _impls(pm, hook):
         taken = before()
         try:
-            _call(impl, kwargs)
-        except PluginError:
-            raise
-        except Exception as ex:
-            raise PluginError(impl.plugin_name, hook, f"raised {ex!r}") from ex
-        after(impl.plugin_name, taken)
+            try:
+                _call(impl, kwargs)
+            except PluginError:
+                raise
+            except Exception as ex:
+                raise PluginError(impl.plugin_name, hook, f"raised {ex!r}") from ex
+            after(impl.plugin_name, taken)
+        except PluginError as error:
+            if failed is None:
+                raise
+            failed(error, taken)
 
 
 class RunHooks:

@@ -1,34 +1,46 @@
-"""The plugin manager factory and the catalog of what plugins provide.
+"""The catalog of what plugins provide, and the process-wide catalog.
 
-``get_plugin_manager()`` is the one way to build the process-wide manager: it adds the
-hookspecs, loads every ``swarm`` entry point (built-ins are entry points of ``swarm-eval``, loaded
-exactly like third-party ones) and finishes with ``check_pending()``.  ``PluginCatalog`` then
-asks the registration hooks for controllers, channels and rubrics and keeps our own record of
-which distribution provided each plugin.
+``PluginCatalog`` asks the registration hooks of a plugin manager (see ``get_plugin_manager``
+in ``loading.py``) for controllers, channels and rubrics, and keeps our own record of which
+distribution provided each plugin.  A plugin whose registration hook raises, whose ``register``
+call is refused (a bad or taken name) or which implements a hook that does not exist is broken:
+it is unregistered, what it had registered is dropped, and its source says why.  A topology
+that names what a broken plugin provides fails with that reason; nothing else does, unless the
+catalog is strict.
 
 Environment switches (read when the default catalog is first built):
 
 - ``SWARM_DISABLE_PLUGIN_AUTOLOAD=1``: load only swarm-eval's own plugins;
 - ``SWARM_LOAD_PLUGINS=dist-a,dist-b``: load third-party plugins only from these distributions
   (empty: none);
-- ``SWARM_BLOCK_PLUGINS=name,name``: never load the plugins registered under these names.
+- ``SWARM_BLOCK_PLUGINS=name,name``: never load the plugins registered under these names;
+- ``SWARM_STRICT_PLUGINS=1``: a broken plugin is an error for every swarm (read on each use).
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import logging
 import os
 import re
 from collections.abc import Callable, Iterable
-from importlib.metadata import Distribution, distributions
 from typing import Any, Literal
 
 import attrs
 import pluggy
 
-from swarm import hookspecs
 from swarm._hooks.calls import call_each, call_registration_hook, call_rubric_rules
+from swarm._hooks.loading import (
+    BUILTIN_DISTRIBUTION,
+    ENTRY_POINT_GROUP,
+    STRICT_SWITCH,
+    PluginSource,
+    broken_plugins_error,
+    get_plugin_manager,
+    normalize_distribution,
+    unknown_hooks_problem,
+)
 from swarm.errors import ConfigError, PluginError
 from swarm.records import RubricRule
 
@@ -42,12 +54,11 @@ __all__ = [
     "plugin_catalog",
     "reset_plugin_catalog",
     "rubric",
+    "strict_from_environment",
 ]
 
-ENTRY_POINT_GROUP = "swarm"
-BUILTIN_DISTRIBUTION = "swarm-eval"
-ESSENTIAL_PLUGINS = frozenset({"leaderless"})
-"""Plugins that cannot be blocked: the default controller."""
+logger = logging.getLogger("swarm")
+
 REGISTRATION_HOOKS = frozenset(
     {
         "swarm_register_controllers",
@@ -68,21 +79,6 @@ _KIND_HOOK: dict[PluginKind, str] = {
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 
 
-def _normalize(dist_name: str) -> str:
-    return re.sub(r"[-_.]+", "-", dist_name).lower()
-
-
-@attrs.frozen(kw_only=True)
-class PluginSource:
-    """Where a plugin came from: its name, distribution, version and entry point."""
-
-    name: str
-    distribution: str | None
-    version: str | None
-    entry_point: str | None
-    builtin: bool
-
-
 @attrs.frozen(kw_only=True)
 class Registration:
     """A controller, channel or rubric factory and the plugin that registered it."""
@@ -94,96 +90,38 @@ class Registration:
     distribution: str | None
 
 
-def _swarm_entry_points() -> Iterable[tuple[Distribution, Any]]:
-    seen: set[str] = set()
-    for dist in distributions():
-        dist_name = dist.metadata["Name"] or ""
-        key = _normalize(dist_name)
-        if key in seen:
-            continue
-        seen.add(key)
-        for ep in dist.entry_points:
-            if ep.group == ENTRY_POINT_GROUP:
-                yield dist, ep
-
-
-def get_plugin_manager(
-    *,
-    load_entrypoints: bool = True,
-    blocked: Iterable[str] = (),
-    allow: Iterable[str] | None = None,
-) -> tuple[pluggy.PluginManager, dict[str, PluginSource]]:
-    """Build the process-wide plugin manager.
+class PluginCatalog:
+    """The loaded plugins and what they registered: controllers, channels, rubrics.
 
     Args:
-        load_entrypoints: load third-party ``swarm`` entry points (swarm-eval's own are always
-            loaded).
-        blocked: plugin names never to load.
-        allow: when given, load third-party plugins only from these distributions.
-
-    Returns:
-        The manager, and a record of where each registered plugin came from.
-
-    Raises:
-        PluginError: an entry point failed to import, or a plugin implements a hook that does
-            not exist or with the wrong arguments.
+        pm: the plugin manager (``get_plugin_manager()``, perhaps with plugins registered
+            in-process).
+        sources: where each plugin came from (``get_plugin_manager()``'s record).
+        strict: make a broken plugin an error (``PluginError``) instead of leaving it out.
     """
-    pm = pluggy.PluginManager(hookspecs.PROJECT)
-    pm.add_hookspecs(hookspecs)
-    for name in blocked:
-        if name in ESSENTIAL_PLUGINS:
-            raise ConfigError(
-                f"plugin {name!r} is essential (the default controller) and cannot be blocked"
-            )
-        pm.set_blocked(name)
-    allowed = None if allow is None else {_normalize(d) for d in allow}
-    sources: dict[str, PluginSource] = {}
-    for dist, ep in _swarm_entry_points():
-        dist_name = dist.metadata["Name"]
-        builtin = _normalize(dist_name) == BUILTIN_DISTRIBUTION
-        if not builtin and (
-            not load_entrypoints or (allowed is not None and _normalize(dist_name) not in allowed)
-        ):
-            continue
-        if pm.is_blocked(ep.name) or pm.has_plugin(ep.name):
-            continue
-        try:
-            plugin = ep.load()
-        except Exception as ex:
-            raise PluginError(
-                ep.name,
-                "<load>",
-                f"entry point {ep.value!r} of distribution {dist_name!r} failed to import: {ex!r}",
-            ) from ex
-        try:
-            pm.register(plugin, name=ep.name)
-        except pluggy.PluginValidationError as ex:
-            raise PluginError(ep.name, "<register>", str(ex)) from ex
-        sources[ep.name] = PluginSource(
-            name=ep.name,
-            distribution=dist_name,
-            version=dist.version,
-            entry_point=ep.value,
-            builtin=builtin,
-        )
-    try:
-        pm.check_pending()
-    except pluggy.PluginValidationError as ex:
-        name = getattr(ex.plugin, "__name__", str(ex.plugin))
-        raise PluginError(name, "<unknown hook>", str(ex)) from None
-    return pm, sources
 
-
-class PluginCatalog:
-    """The loaded plugins and what they registered: controllers, channels, rubrics."""
-
-    def __init__(self, pm: pluggy.PluginManager, sources: dict[str, PluginSource]) -> None:
+    def __init__(
+        self, pm: pluggy.PluginManager, sources: dict[str, PluginSource], *, strict: bool = False
+    ) -> None:
         self.pm = pm
-        self.sources = sources
+        self.sources = dict(sources)
+        self.strict = strict
         self._registered: dict[PluginKind, dict[str, Registration]] = {k: {} for k in _KIND_HOOK}
+        self._dropped: dict[str, list[str]] = {}
         self._runtime: list[tuple[str, object]] | None = None
+        for name, plugin in pm.list_name_plugin():
+            problem = None if plugin is None else unknown_hooks_problem(pm, plugin)
+            if problem is not None:
+                self._set_broken(name, problem)
         for kind, hook in _KIND_HOOK.items():
-            call_registration_hook(pm, hook, functools.partial(self._register_for, kind))
+            call_registration_hook(
+                pm,
+                hook,
+                functools.partial(self._register_for, kind),
+                first=self._is_builtin,
+                failed=self._failed,
+            )
+        self.check_strict()
 
     @classmethod
     def load(
@@ -192,12 +130,51 @@ class PluginCatalog:
         load_entrypoints: bool = True,
         blocked: Iterable[str] = (),
         allow: Iterable[str] | None = None,
+        strict: bool = False,
     ) -> PluginCatalog:
         """Build a catalog from a fresh plugin manager (see ``get_plugin_manager``)."""
         pm, sources = get_plugin_manager(
-            load_entrypoints=load_entrypoints, blocked=blocked, allow=allow
+            load_entrypoints=load_entrypoints, blocked=blocked, allow=allow, strict=strict
         )
-        return cls(pm, sources)
+        return cls(pm, sources, strict=strict)
+
+    @property
+    def broken(self) -> list[PluginSource]:
+        """The plugins that are not used, and why (``error``), sorted by name."""
+        return sorted((s for s in self.sources.values() if s.broken), key=lambda s: s.name)
+
+    def check_strict(self, strict: bool | None = None) -> None:
+        """Raise ``PluginError`` for the broken plugins when ``strict`` (default: the
+        catalog's own setting)."""
+        if self.strict if strict is None else strict:
+            error = broken_plugins_error(self.broken)
+            if error is not None:
+                raise error
+
+    def _is_builtin(self, plugin: str) -> bool:
+        source = self.sources.get(plugin)
+        return source is not None and source.builtin
+
+    def _failed(self, error: PluginError) -> None:
+        if self.strict:
+            raise error
+        self._set_broken(error.plugin, f"hook {error.hook!r}: {error.detail}")
+
+    def _set_broken(self, plugin: str, problem: str) -> None:
+        """Leave ``plugin`` out: unregister it, drop what it registered, record why."""
+        if self.pm.get_plugin(plugin) is not None:
+            self.pm.unregister(name=plugin)
+        dropped = self._dropped.setdefault(plugin, [])
+        for table in self._registered.values():
+            for full, reg in list(table.items()):
+                if reg.plugin == plugin:
+                    dropped.append(full)
+                    del table[full]
+        source = self.sources.get(plugin) or PluginSource(
+            name=plugin, distribution=None, version=None, entry_point=None, builtin=False
+        )
+        self.sources[plugin] = attrs.evolve(source, error=problem)
+        self._runtime = None
 
     def _register_for(
         self, kind: PluginKind, plugin: str
@@ -239,7 +216,8 @@ class PluginCatalog:
         """The registration called ``name``.
 
         A bare name also finds a third-party ``dist/name`` when exactly one distribution has it
-        and no built-in does.  Unknown names raise ``ConfigError`` listing what is registered.
+        and no built-in does.  Unknown names raise ``ConfigError`` listing what is registered;
+        a name a broken plugin would provide raises ``ConfigError`` saying why it is broken.
         """
         table = self._registered[kind]
         if name in table:
@@ -253,8 +231,34 @@ class PluginCatalog:
                     f"{kind} name {name!r} is ambiguous: it could be "
                     f"{', '.join(sorted(m.name for m in matches))}; use the full name"
                 )
+        culprit = self._broken_provider(name)
+        if culprit is not None:
+            raise ConfigError(
+                f"{kind} {name!r} is not available: it comes from plugin {culprit.describe()}, "
+                f"which is broken: {culprit.error}"
+            )
         listing = ", ".join(self.names(kind)) or "none"
-        raise ConfigError(f"unknown {kind} {name!r}; registered {kind}s: {listing}")
+        suspects = [s for s in self.broken if not s.builtin]
+        maybe = ""
+        if suspects:
+            maybe = "; broken plugins that may provide it: " + "; ".join(
+                f"{s.describe()}: {s.error}" for s in suspects
+            )
+        raise ConfigError(f"unknown {kind} {name!r}; registered {kind}s: {listing}{maybe}")
+
+    def _broken_provider(self, name: str) -> PluginSource | None:
+        """The broken plugin that provides ``name``: one that registered it before it broke,
+        or the one of the distribution ``name`` is namespaced with."""
+        for source in self.broken:
+            dropped = self._dropped.get(source.name, [])
+            if name in dropped or name in (d.rsplit("/", 1)[-1] for d in dropped):
+                return source
+        if "/" in name:
+            dist = normalize_distribution(name.rsplit("/", 1)[0])
+            for source in self.broken:
+                if source.distribution and normalize_distribution(source.distribution) == dist:
+                    return source
+        return None
 
     def rubric_rules(self, rubric: str) -> list[tuple[str, RubricRule]]:
         """The rules plugins add to ``rubric`` (``swarm_rubric_rules``), each with the name
@@ -300,21 +304,32 @@ class PluginCatalog:
         return found
 
     def register_commands(self, cli: Any) -> None:
-        """Let every plugin add its subcommands to the ``swarm`` click group ``cli``; a plugin
-        that would replace a command the group has is an error naming it."""
+        """Let every plugin add its subcommands to the ``swarm`` click group ``cli``.
+
+        A plugin whose hook raises, or that would replace a command the group has, adds no
+        command and is broken (an error naming it when the catalog is strict)."""
 
         def check(plugin: str, before: dict[str, Any]) -> None:
             replaced = [n for n, cmd in before.items() if cli.commands.get(n) is not cmd]
             if replaced:
-                cli.commands.update(before)
                 raise PluginError(
                     plugin,
                     "swarm_register_commands",
                     f"replaced the command(s) {', '.join(replaced)} the swarm command has",
                 )
 
+        def failed(error: PluginError, before: dict[str, Any]) -> None:
+            cli.commands.clear()
+            cli.commands.update(before)
+            self._failed(error)
+
         call_each(
-            self.pm, "swarm_register_commands", {"cli": cli}, lambda: dict(cli.commands), check
+            self.pm,
+            "swarm_register_commands",
+            {"cli": cli},
+            lambda: dict(cli.commands),
+            check,
+            failed,
         )
 
     def hooks_of(self, name: str) -> list[str]:
@@ -326,6 +341,7 @@ class PluginCatalog:
 
 
 _default: PluginCatalog | None = None
+_warned = False
 
 
 def _env_list(name: str) -> list[str] | None:
@@ -335,15 +351,35 @@ def _env_list(name: str) -> list[str] | None:
     return [v.strip() for v in value.split(",") if v.strip()]
 
 
-def plugin_catalog() -> PluginCatalog:
-    """The process-wide catalog, built on first use from the environment switches."""
-    global _default
+def strict_from_environment() -> bool:
+    """Whether ``SWARM_STRICT_PLUGINS`` asks for strict plugin loading (``1``, ``true``...)."""
+    return os.environ.get(STRICT_SWITCH, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def plugin_catalog(*, strict: bool | None = None, warn: bool = True) -> PluginCatalog:
+    """The process-wide catalog, built on first use from the environment switches.
+
+    A broken plugin is left out of it and, with ``warn``, logged as a warning (once per
+    process, logger ``swarm``); with ``strict`` (by default: ``SWARM_STRICT_PLUGINS=1``), a
+    broken plugin is a ``PluginError`` instead.
+    """
+    global _default, _warned
     if _default is None:
         _default = PluginCatalog.load(
             load_entrypoints=os.environ.get("SWARM_DISABLE_PLUGIN_AUTOLOAD", "") not in ("1",),
             blocked=_env_list("SWARM_BLOCK_PLUGINS") or (),
             allow=_env_list("SWARM_LOAD_PLUGINS"),
         )
+    _default.check_strict(strict_from_environment() if strict is None else strict)
+    if warn and not _warned:
+        _warned = True
+        for source in _default.broken:
+            logger.warning(
+                "swarm-eval plugin %s is broken and not used: %s (%s=1 makes this an error)",
+                source.describe(),
+                source.error,
+                STRICT_SWITCH,
+            )
     return _default
 
 
@@ -368,5 +404,6 @@ def rubric(name: str, /, *, plugins: PluginCatalog | None = None, **params: Any)
 
 def reset_plugin_catalog() -> None:
     """Forget the process-wide catalog; the next ``plugin_catalog()`` reloads the plugins."""
-    global _default
+    global _default, _warned
     _default = None
+    _warned = False

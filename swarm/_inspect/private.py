@@ -1,6 +1,8 @@
 """Every use of Inspect's private API, in one place.
 
-Each function here reads something Inspect keeps but does not export.
+Each function here reads something Inspect keeps but does not export, and ``PrerequisiteError``
+is the exception type Inspect's command line prints as a message without a traceback (the base
+of swarm-eval's user-facing errors, so this module is the lowest layer of the kernel).
 ``tests/test_inspect_private.py`` calls every one of them, so an Inspect release that moves one
 fails loudly in that test rather than quietly in a run.
 """
@@ -10,10 +12,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.model import ModelUsage
 from inspect_ai.util import token_limit
 
 __all__ = [
+    "PrerequisiteError",
     "UsageTap",
     "current_agent_span_id",
     "current_span_id",

@@ -7,9 +7,10 @@ from a topology file (YAML or TOML) named by ``config=``.  Unknown keys and bad 
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -87,33 +88,55 @@ class SwarmSpec:
         )
 
 
+def _yaml_problem(ex: yaml.YAMLError) -> str:
+    """A YAML error as ``line L, column C: problem (context)``."""
+    if isinstance(ex, yaml.MarkedYAMLError) and ex.problem_mark is not None:
+        mark = ex.problem_mark
+        context = f" ({ex.context})" if ex.context else ""
+        return f"line {mark.line + 1}, column {mark.column + 1}: {ex.problem}{context}"
+    return str(ex)
+
+
 def load_topology(path: str | Path) -> dict[str, Any]:
-    """Read a topology file (``.yaml``, ``.yml`` or ``.toml``) into a mapping."""
+    """Read a topology file (``.yaml``, ``.yml`` or ``.toml``) into a mapping.
+
+    Raises:
+        ConfigError: the file cannot be read or parsed, or holds unknown keys; the message
+            starts with the file's name.
+    """
     p = Path(path)
+    if p.suffix not in (".yaml", ".yml", ".toml"):
+        raise ConfigError(f"{p}: a topology file's name ends in .yaml, .yml or .toml")
     try:
         text = p.read_text()
     except OSError as ex:
-        raise ConfigError(f"config: cannot read topology file {str(p)!r}: {ex.strerror}") from None
+        raise ConfigError(f"{p}: cannot read the topology file: {ex.strerror}") from None
     try:
-        if p.suffix == ".toml":
-            data: object = tomllib.loads(text)
-        elif p.suffix in (".yaml", ".yml"):
-            data = yaml.safe_load(text)
-        else:
-            raise ConfigError(f"config: {str(p)!r} should end in .yaml, .yml or .toml")
-    except (yaml.YAMLError, tomllib.TOMLDecodeError) as ex:
-        raise ConfigError(f"config: {str(p)!r} is not valid {p.suffix[1:].upper()}: {ex}") from None
+        data: object = tomllib.loads(text) if p.suffix == ".toml" else yaml.safe_load(text)
+    except yaml.YAMLError as ex:
+        raise ConfigError(f"{p}: not valid YAML: {_yaml_problem(ex)}") from None
+    except tomllib.TOMLDecodeError as ex:
+        raise ConfigError(f"{p}: not valid TOML: {ex}") from None
     if not isinstance(data, Mapping):
-        raise ConfigError(
-            f"config: {str(p)!r} must hold a mapping with keys members, controller..."
-        )
+        raise ConfigError(f"{p}: a topology file holds a mapping with keys members, controller...")
     extra = sorted(set(data) - _TOPOLOGY_KEYS)
     if extra:
         raise ConfigError(
-            f"config {str(p)!r}: unknown key(s) {', '.join(map(repr, extra))}; expected some of "
+            f"{p}: unknown key(s) {', '.join(map(repr, extra))}; expected some of "
             f"{', '.join(sorted(_TOPOLOGY_KEYS))}"
         )
     return dict(data)
+
+
+@contextlib.contextmanager
+def _from_file(file: str | None) -> Iterator[None]:
+    """Start every ``ConfigError`` raised inside with ``file``'s name, when there is one."""
+    try:
+        yield
+    except ConfigError as ex:
+        if file is None:
+            raise
+        raise ConfigError(f"{file}: {ex}") from None
 
 
 def _member_from_mapping(data: Mapping[str, Any], where: str) -> MemberSpec:
@@ -284,69 +307,101 @@ def swarm_spec(
         "templates": templates,
         "spawning": spawning,
     }
+    origin: dict[str, str | None] = dict.fromkeys(given)
     if config is not None:
         if not isinstance(config, str | Path | Mapping):
             raise ConfigError(
                 f"config: expected a topology file's path or a mapping, got {config!r}"
             )
+        file = str(config) if isinstance(config, str | Path) else None
         data = load_topology(config) if isinstance(config, str | Path) else dict(config)
         for key, value in data.items():
             if key not in _TOPOLOGY_KEYS:
                 raise ConfigError(f"config: unknown key {key!r}")
             if given[key] is not None:
-                raise ConfigError(f"{key}: given both in config and as a parameter; give it once")
+                with _from_file(file):
+                    raise ConfigError(
+                        f"{key}: given both in config and as a parameter; give it once"
+                    )
             given[key] = value
+            origin[key] = file
+
+    def at(*keys: str) -> contextlib.AbstractContextManager[None]:
+        """Errors about these keys name the file they came from."""
+        return _from_file(next((f for k in keys if (f := origin[k]) is not None), None))
+
     # only an absent controller means the default: [], false, 0 or {} are mistakes
     raw_controller = given["controller"]
-    ctrl = _plugin_spec("leaderless" if raw_controller is None else raw_controller, "controller")
-    raw_channels = given["channels"]
-    if raw_channels is None:
-        raw_channels = []
-    if isinstance(raw_channels, str | Mapping | PluginSpec):
-        raw_channels = [raw_channels]
-    if not isinstance(raw_channels, Sequence):
-        raise ConfigError(f"channels: expected a list of channels, got {raw_channels!r}")
+    with at("controller"):
+        ctrl = _plugin_spec(
+            "leaderless" if raw_controller is None else raw_controller, "controller"
+        )
+    with at("channels"):
+        chans = _channels(catalog, given["channels"])
+    budget_value = given["budget"]
+    with at("budget"):
+        if budget_value is not None and not isinstance(budget_value, Budget | Mapping):
+            raise ConfigError(f"budget: expected Budget(...) or a mapping, got {budget_value!r}")
+    with at("members"):
+        members = _members(given["members"])
+        roster = expand_roster(members)  # names are checked now, before any sample runs
+    with at("budget"):
+        budget = budget_from(budget_value)
+    with at("budget", "members"):
+        if isinstance(budget.split, tuple) and len(budget.split) != len(roster):
+            raise ConfigError(
+                f"budget.split: {len(budget.split)} weight(s) for {len(roster)} member(s); give "
+                "one weight per member, in roster order"
+            )
+    mode = given["on_member_error"]
+    if mode is None:
+        mode = "continue"
+    with at("on_member_error"):
+        if mode != "continue" and mode != "fail":
+            raise ConfigError(
+                f"on_member_error: expected 'continue' (a member's error ends only that member) "
+                f"or 'fail' (it fails the sample), got {mode!r}"
+            )
+    with at("templates"):
+        found_templates = templates_from(given["templates"])
+    with at("members", "templates"):
+        check_spawn_names(members, found_templates)
+    with at("controller"):
+        checked_controller = check_plugin(catalog, "controller", ctrl, "controller")
+    with at("spawning"):
+        found_spawning = spawning_from(given["spawning"])
+    spec = SwarmSpec(
+        members=members,
+        controller=checked_controller,
+        channels=tuple(chans),
+        budget=budget,
+        on_member_error=mode,
+        templates=found_templates,
+        spawning=found_spawning,
+    )
+    if spec.spawns:
+        with at("channels", "members", "templates"):
+            spec = _with_receipts(catalog, spec)
+    return spec
+
+
+def _channels(catalog: PluginCatalog, raw: object) -> list[PluginSpec]:
+    """The topology's channels, each resolved and checked, none twice."""
+    if raw is None:
+        raw = []
+    if isinstance(raw, str | Mapping | PluginSpec):
+        raw = [raw]
+    if not isinstance(raw, Sequence):
+        raise ConfigError(f"channels: expected a list of channels, got {raw!r}")
     chans = [
         check_plugin(catalog, "channel", _plugin_spec(c, f"channels[{i}]"), f"channels[{i}]")
-        for i, c in enumerate(raw_channels)
+        for i, c in enumerate(raw)
     ]
     names = [c.name for c in chans]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise ConfigError(f"channels: {', '.join(dup)} given more than once")
-    budget_value = given["budget"]
-    if budget_value is not None and not isinstance(budget_value, Budget | Mapping):
-        raise ConfigError(f"budget: expected Budget(...) or a mapping, got {budget_value!r}")
-    members = _members(given["members"])
-    roster = expand_roster(members)  # names are checked now, before any sample runs
-    budget = budget_from(budget_value)
-    if isinstance(budget.split, tuple) and len(budget.split) != len(roster):
-        raise ConfigError(
-            f"budget.split: {len(budget.split)} weight(s) for {len(roster)} member(s); give one "
-            "weight per member, in roster order"
-        )
-    mode = given["on_member_error"]
-    if mode is None:
-        mode = "continue"
-    if mode != "continue" and mode != "fail":
-        raise ConfigError(
-            f"on_member_error: expected 'continue' (a member's error ends only that member) or "
-            f"'fail' (it fails the sample), got {mode!r}"
-        )
-    found_templates = templates_from(given["templates"])
-    check_spawn_names(members, found_templates)
-    spec = SwarmSpec(
-        members=members,
-        controller=check_plugin(catalog, "controller", ctrl, "controller"),
-        channels=tuple(chans),
-        budget=budget,
-        on_member_error=mode,
-        templates=found_templates,
-        spawning=spawning_from(given["spawning"]),
-    )
-    if spec.spawns:
-        spec = _with_receipts(catalog, spec)
-    return spec
+    return chans
 
 
 def _with_receipts(catalog: PluginCatalog, spec: SwarmSpec) -> SwarmSpec:

@@ -181,6 +181,11 @@ class ScriptedModelAPI(ModelAPI):
         **model_args: Any,
     ) -> None:
         super().__init__(model_name, base_url, api_key, [], config)
+        if type(self) is ScriptedModelAPI and model_name != "scripted":  # subclasses: any name
+            raise ConfigError(
+                f"unknown model 'swarm/{model_name}': swarm-eval provides one model, "
+                "'swarm/scripted' (did you mean it?)"
+            )
         if model_args:
             raise ConfigError(
                 f"swarm/scripted: unknown model args {sorted(model_args)}; expected scripts, "

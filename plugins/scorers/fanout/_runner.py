@@ -71,7 +71,7 @@ def run_fanout(
     return outcome
 
 
-@click.command(name="fanout")
+@click.command(name="fanout", short_help="Run the fan-out eval on one fixture (JSON outcome).")
 @click.option("--fixture", required=True, help="A shipped fixture's name or a fixture directory.")
 @click.option("--model", default=None, help="An Inspect model [default: the keyless demo].")
 @click.option("--timeout", type=int, default=1800, show_default=True, help="Seconds for the run.")
@@ -80,7 +80,12 @@ def fanout_command(fixture: str, model: str | None, timeout: int, log_dir: str) 
     """Run the fan-out eval on one fixture; print the scored outcome as JSON.
 
     Exits 0 only when the run is resolved (coverage, delegation, dedup, receipts and
-    provenance all hold).  Example: swarm fanout --fixture json-events
+    provenance all hold).  Without --model it runs the keyless scripted demonstration.
+
+    \b
+    Examples:
+      swarm fanout --fixture json-events
+      swarm fanout --fixture path/to/fixture --model openai/gpt-4o --timeout 1800
     """
     try:
         outcome = run_fanout(fixture, model, timeout, log_dir)
