@@ -15,6 +15,7 @@ import attrs
 from swarm._checks import as_float, as_whole, number_field
 
 __all__ = [
+    "EVIDENCE_TYPE",
     "INFO_SOURCE",
     "LEDGER_KEY",
     "MESSAGES_KEY",
@@ -57,6 +58,11 @@ __all__ = [
 
 INFO_SOURCE = "inspect_swarm"
 """The ``source`` of every ``InfoEvent`` swarm-eval writes, and the key of its message metadata."""
+
+EVIDENCE_TYPE = "evidence"
+"""The ``type`` of the one info event that holds a run's evidence of channel activity: every
+write, view, notice line and wait, with ids and sizes, never text (``swarm.analysis.swarm_evidence``
+reads it)."""
 
 RESULT_KEY = "inspect_swarm:result"
 """The store key of the result record: each member's state and status, and the answer."""

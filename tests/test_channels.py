@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from inspect_ai.log import EvalSample, resolve_sample_attachments
 
 from swarm import channel, controller, member, swarm
+from swarm.analysis import swarm_evidence
 from swarm.testing import call, pause, run_eval, scripted_model, submit
 
 from helpers import result, shm_worker, statuses, tool_results
@@ -299,6 +301,67 @@ def test_a_notice_does_not_repeat_what_a_result_already_named(log_dir: Path) -> 
     assert comm(sample, "a")["notices"] == 1
 
 
+def info_events(sample: EvalSample) -> list[dict[str, Any]]:
+    from inspect_ai.event import InfoEvent
+
+    return [
+        e.data for e in sample.events if isinstance(e, InfoEvent) and e.source == "inspect_swarm"
+    ]  # type: ignore[misc]
+
+
+def test_evidence_is_one_event_per_run_whatever_the_writes(log_dir: Path) -> None:
+    def appends(n: int) -> list[Any]:
+        # the first at once, the others after r has done everything
+        return [
+            pause(
+                1.0 if i == 1 else 0,
+                call("shared_memory", command="append", path=f"{BOARD}/log.md", append_text=f"{i}"),
+            )
+            for i in range(n)
+        ]
+
+    runs = {}
+    for n in (1, 6):
+        model = scripted_model(
+            {
+                "w": [*appends(n), submit("w")],
+                "r": [
+                    call("swarm_wait", path=f"{BOARD}/log.md"),
+                    call("shared_memory", command="create", path=f"{BOARD}/log.md", file_text="x"),
+                    call("shared_memory", command="view", path=f"{BOARD}/log.md"),
+                    submit("r"),
+                ],
+            }
+        )
+        solver = shm(member(shm_worker, name="w"), member(shm_worker, name="r"))
+        runs[n] = sample_of(run_eval(solver, model=model, log_dir=log_dir))
+    # the same transcript events for 1 write and for 6: the entries are in one event
+    kinds = [[d["type"] for d in info_events(runs[n])] for n in (1, 6)]
+    assert kinds[0] == kinds[1] == ["stop", "evidence", "result", "ledger", "metrics"]
+    sample = runs[6]
+    entries = swarm_evidence(sample)
+    assert next(d for d in info_events(sample) if d["type"] == "evidence")["entries"] == entries
+    writes = swarm_evidence(sample, "delivered")
+    # w-2 is r's refused create: ids are stamped before admission, sequence numbers at commit
+    assert [(e["member"], e["record"], e["seq"], e["size"]) for e in writes] == [
+        ("w", "w-1", 1, 1),
+        *[("w", f"w-{i + 2}", i + 1, 1) for i in range(1, 6)],
+    ]
+    assert writes[0]["op"] == {"command": "append", "path": f"{BOARD}/log.md"}
+    assert [(e["member"], e["outcome"]) for e in swarm_evidence(sample, "waited")] == [
+        ("r", "news")
+    ]
+    [read] = swarm_evidence(sample, "read")
+    assert (read["member"], read["listing"], read["files"][0]["file"]) == ("r", False, "f-1")
+    [refused] = swarm_evidence(sample, "sent")
+    assert (refused["member"], refused["record"], refused["seq"]) == ("r", "w-2", None)
+    assert refused["rejected"]["control"] == "unviewed"
+    times = [e["time"] for e in entries]
+    wall = sample.store["inspect_swarm:metrics"]["wall_clock"]
+    assert times == sorted(times) and 0 <= times[0] and times[-1] <= wall
+    assert "append_text" not in json.dumps(entries)  # never what members wrote
+
+
 def test_third_party_channel_adds_a_tool_and_a_notice(log_dir: Path) -> None:
     steps = [pause(0.2, call("noop", i=i)) for i in range(5)]
     model = scripted_model(
@@ -336,3 +399,22 @@ def test_a_cancelled_wait_is_recorded_as_cancelled(log_dir: Path) -> None:
     assert statuses(sample)["waiter"] == "member_limit:time"
     metrics = {m["name"]: m for m in sample.store["inspect_swarm:metrics"]["members"]}
     assert metrics["waiter"]["waits_by_outcome"] == {"cancelled": 1}
+
+
+def test_evidence_of_the_earlier_form_is_read_too() -> None:
+    from inspect_ai.event import InfoEvent
+
+    old = {"version": 1, "type": "comm", "kind": "delivered", "member": "a", "record": "w-1"}
+    sample = EvalSample(
+        id=1,
+        epoch=1,
+        input="x",
+        target="y",
+        events=[
+            InfoEvent(source="inspect_swarm", data=old),
+            InfoEvent(source="elsewhere", data={**old, "member": "b"}),
+            InfoEvent(source="inspect_swarm", data={"type": "stop"}),
+        ],
+    )
+    assert swarm_evidence(sample) == [{"kind": "delivered", "member": "a", "record": "w-1"}]
+    assert swarm_evidence(sample, "read") == []

@@ -15,11 +15,12 @@ from typing import Any
 import attrs
 import pytest
 from inspect_ai.agent import Agent, agent, as_tool, react
-from inspect_ai.event import InfoEvent, ModelEvent, SpanBeginEvent, ToolEvent
+from inspect_ai.event import ModelEvent, SpanBeginEvent, ToolEvent
 from inspect_ai.log import EvalSample, read_eval_log
 from inspect_ai.solver import generate
 
 from swarm import channel, controller, member, swarm, swarm_on_continue, swarm_tools
+from swarm.analysis import swarm_evidence
 from swarm.cli import main
 from swarm.testing import call, fail, pause, reply, run_eval, scripted_model, submit
 from swarm.timeline import (
@@ -128,12 +129,7 @@ def comm_by_member(sample: EvalSample) -> dict[str, Counter[str]]:
     """The comm evidence per member: writes, refusals, waits and (distinct) notices."""
     found: dict[str, Counter[str]] = {}
     notices: set[tuple[str, str]] = set()
-    for e in sample.events:
-        if not (isinstance(e, InfoEvent) and e.source == "inspect_swarm"):
-            continue
-        data: Any = e.data
-        if data.get("type") != "comm":
-            continue
+    for data in swarm_evidence(sample):
         counts = found.setdefault(data["member"], Counter())
         kind = data["kind"]
         if kind == "delivered":

@@ -3,7 +3,7 @@
 A channel's tool hands the bus a ``Draft`` and a function that applies it.  The bus stamps the
 record from the runtime's own context (sender, member span, acting loop: never from what a model
 wrote), asks the admission hook (rate limits, policies), applies it, and commits: a sequence
-number, counters, an evidence event with ids only, and wakes the waits the change concerns.
+number, counters, an evidence entry with ids only, and wakes the waits the change concerns.
 Everything between admission and commit is synchronous, so no other member can interleave.
 """
 
@@ -15,18 +15,17 @@ from contextvars import ContextVar
 from typing import Any, TypeVar
 
 import attrs
-from inspect_ai.log import transcript
 from inspect_ai.tool import ToolError
 
 from swarm._hooks.calls import RunHooks
 from swarm._inspect.private import current_agent_span_id
 from swarm._report.counters import CommCounts
+from swarm._run.evidence import EvidenceLog
 from swarm._run.identity import member_context
 from swarm._run.ports import RunPort
 from swarm.errors import RecordRejected
 from swarm.hookspecs import hookimpl
 from swarm.records import (
-    INFO_SOURCE,
     Draft,
     Loop,
     MemberView,
@@ -121,6 +120,7 @@ class Bus:
         self.commits: list[tuple[float, str]] = []
         self._notices = 0
         self._changed: list[Callable[[Record], None]] = []
+        self.evidence = EvidenceLog(port.now)
 
     @property
     def recording_channels(self) -> list[str]:
@@ -248,38 +248,32 @@ class Bus:
             counts.listings += 1
         else:
             counts.reads += 1
-        data: dict[str, Any] = {
-            "version": 1,
-            "type": "comm",
-            "kind": "read",
-            "member": loop.member,
-            "loop": loop.span,
-            "nested": loop.nested,
-            "channel": channel,
-            "listing": listing,
-            "files": files,
-        }
-        transcript().info(data, source=INFO_SOURCE)
+        self.evidence.add(
+            "read",
+            loop.member,
+            loop=loop.span,
+            nested=loop.nested,
+            channel=channel,
+            listing=listing,
+            files=files,
+        )
 
     def _evidence(
         self, kind: str, loop: Loop, record: Record, rejected: dict[str, str] | None = None
     ) -> None:
-        data: dict[str, Any] = {
-            "version": 1,
-            "type": "comm",
-            "kind": kind,
-            "member": loop.member,
-            "loop": loop.span,
-            "nested": loop.nested,
-            "channel": record.channel,
-            "record": record.id,
-            "record_kind": record.kind,
-            "seq": record.seq or None,
-            "size": record.size,
-            "op": record.op,
-            "rejected": rejected,
-        }
-        transcript().info(data, source=INFO_SOURCE)
+        self.evidence.add(
+            kind,
+            loop.member,
+            loop=loop.span,
+            nested=loop.nested,
+            channel=record.channel,
+            record=record.id,
+            record_kind=record.kind,
+            seq=record.seq or None,
+            size=record.size,
+            op=record.op,
+            rejected=rejected,
+        )
 
     def notice(self, member: str, span: str, lines: list[NoticeLine]) -> tuple[str, dict[str, Any]]:
         """A member's notice from the channels' lines: its text and message metadata, counted
@@ -289,18 +283,15 @@ class Bus:
         for line in lines:
             channel = self.resolve(line.channel)
             self.counts_for(member, channel).notices += 1
-            data: dict[str, Any] = {
-                "version": 1,
-                "type": "comm",
-                "kind": "notified",
-                "member": member,
-                "loop": span,
-                "nested": False,
-                "channel": channel,
-                "notice": notice_id,
-                "ids": list(line.ids),
-            }
-            transcript().info(data, source=INFO_SOURCE)
+            self.evidence.add(
+                "notified",
+                member,
+                loop=span,
+                nested=False,
+                channel=channel,
+                notice=notice_id,
+                ids=list(line.ids),
+            )
         text = "[Swarm notice] " + " ".join(line.text for line in lines)
         metadata = {
             "version": 1,

@@ -388,6 +388,10 @@ class SwarmRun:
     # -- the answer and the records -------------------------------------------------------------
 
     def _finish(self, state: AgentState, started_at: datetime, root_span: str | None) -> None:
+        try:  # first, so nothing after it can cost the log its evidence
+            self.bus.evidence.write()
+        except Exception:  # nor can the evidence cost the log its records
+            logger.exception("swarm: could not write the run's evidence")
         try:
             self.answers.refresh(self.view())
         except PluginError:

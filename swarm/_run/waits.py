@@ -10,17 +10,15 @@ committed record and each wait asks the channels whether the record is news to i
 from __future__ import annotations
 
 from contextvars import ContextVar
-from typing import Any
 
 import anyio
-from inspect_ai.log import transcript
 from inspect_ai.tool import ToolError
 
 from swarm._hooks.calls import RunHooks
 from swarm._report.counters import WaitCounts
 from swarm._run.bus import Bus
 from swarm._run.ports import RunPort
-from swarm.records import INFO_SOURCE, Record, WaitNews
+from swarm.records import Record, WaitNews
 
 __all__ = ["OUTCOMES", "Waits", "waits_context"]
 
@@ -234,17 +232,14 @@ class Waits:
         counts.wait_time += duration
         idle = duration if own else 0.0
         counts.idle_time += idle
-        data: dict[str, Any] = {
-            "version": 1,
-            "type": "comm",
-            "kind": "waited",
-            "member": member,
-            "wait": wait_id,
-            "nested": not own,
-            "path": path,
-            "timeout": {"requested": requested, "effective": effective},
-            "duration": duration,
-            "idle": idle,
-            "outcome": outcome,
-        }
-        transcript().info(data, source=INFO_SOURCE)
+        self._bus.evidence.add(
+            "waited",
+            member,
+            wait=wait_id,
+            nested=not own,
+            path=path,
+            timeout={"requested": requested, "effective": effective},
+            duration=duration,
+            idle=idle,
+            outcome=outcome,
+        )

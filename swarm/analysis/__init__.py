@@ -6,12 +6,15 @@
   whose ``members`` are ``MemberLedger``s with a ``Meter`` and ``Calls`` each;
   ``SwarmLedger.model_json_schema()`` describes every field;
 - ``swarm_spawns(sample)`` and ``swarm_messages(sample)``: the spawn ledger and the message log
-  as a ``SpawnLedger`` and a ``MessageLog``.
+  as a ``SpawnLedger`` and a ``MessageLog``;
+- ``swarm_evidence(sample, kind=None)``: the run's evidence of channel activity (every write,
+  view, notice line and wait: ids and sizes, never text), in order.
 """
 
 from __future__ import annotations
 
 from swarm.analysis._columns import SwarmColumns, require_dataframes
+from swarm.analysis._evidence import swarm_evidence
 from swarm.analysis._ledger import (
     Calls,
     LedgerBudget,
@@ -47,6 +50,7 @@ __all__ = [
     "SwarmLedger",
     "Usage",
     "require_dataframes",
+    "swarm_evidence",
     "swarm_ledger",
     "swarm_messages",
     "swarm_spawns",

@@ -7,8 +7,9 @@ What is read, and from where:
 - each member's model and tool calls: the ``ModelEvent``s and ``ToolEvent``s inside the
   member's own agent span (a span of type ``agent`` named after it, opened by the runtime in
   the swarm's span); those inside a nested agent span are its subagents' (``nested``);
-- channel writes, waits and notices: the ``comm`` info events (source ``inspect_swarm``),
-  which name their member;
+- channel writes, waits and notices: the entries of the run's ``evidence`` info event (source
+  ``inspect_swarm``), which name their member and carry the run's clock (logs of the earlier
+  form, one ``comm`` event per entry, are read too);
 - the run's length: the metrics' ``wall_clock``; spawns and messages: ``_links``.
 
 Event times are wall-clock timestamps; the records count seconds from the swarm's start.  The
@@ -26,7 +27,7 @@ import attrs
 from inspect_ai.event import Event, InfoEvent, ModelEvent, SpanBeginEvent, ToolEvent
 from inspect_ai.log import EvalSample
 
-from swarm.records import INFO_SOURCE, LEDGER_KEY, METRICS_KEY, RESULT_KEY
+from swarm.records import EVIDENCE_TYPE, INFO_SOURCE, LEDGER_KEY, METRICS_KEY, RESULT_KEY
 from swarm.timeline import _links
 from swarm.timeline._model import (
     ChannelWrite,
@@ -219,7 +220,13 @@ def _collect(
                     )
                 )
             continue
-        data = _info(event, "comm")
+        evidence = _info(event, EVIDENCE_TYPE)
+        if evidence is not None:  # the run's one evidence event, each entry timed by the run
+            for entry in evidence.get("entries") or []:
+                if isinstance(entry, dict) and entry.get("member") in names:
+                    _comm(found, entry, float(entry.get("time") or 0.0))
+            continue
+        data = _info(event, "comm")  # the earlier form: one event per entry
         if data is None or data.get("member") not in names:
             continue
         _comm(found, data, since(event.timestamp))
