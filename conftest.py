@@ -44,13 +44,18 @@ INSPECT_BANNER = re.compile(r"^inspect_ai v\S+\n- hooks enabled: \d+\n(?:  .*\n)
 collect_ignore = ["docs/examples"]
 
 
+# what the fresh directory links to in the repository (read, never written, by the blocks)
+LINKED = ("docs", "pyproject.toml", "conftest.py")
+
+
 def _workdir(example: Example) -> Path:
     """A fresh directory standing for the repository root: ``docs`` in it is ours."""
     tmp = example.namespace["tmp_path"]
     assert isinstance(tmp, Path)
     workdir = tmp / "repo"
     workdir.mkdir()
-    (workdir / "docs").symlink_to(ROOT / "docs", target_is_directory=True)
+    for name in LINKED:
+        (workdir / name).symlink_to(ROOT / name)
     return workdir
 
 
