@@ -110,6 +110,20 @@ def matches(expected: str, actual: str) -> bool:
     return doctest.OutputChecker().check_output(want, got, doctest.ELLIPSIS)
 
 
+def _diff(expected: str, actual: str, returncode: int) -> str:
+    """A unified diff in which an output line matched by a shown line with ``...`` is not a
+    difference (so the diff points at the lines that really differ)."""
+    want = _normalise(expected).splitlines()
+    got = _normalise(actual).splitlines()
+    elided = [line for line in want if "..." in line]
+    shown = [next((w for w in elided if matches(w, g)), g) for g in got]
+    return "\n".join(
+        difflib.unified_diff(
+            want, shown, "shown on the page", f"printed (exit code {returncode})", lineterm=""
+        )
+    )
+
+
 def run_console(example: Example) -> str | None:
     workdir = _workdir(example)
     for command, expected in commands(example.parsed):
@@ -124,14 +138,7 @@ def run_console(example: Example) -> str | None:
             check=False,
         )
         if not matches(expected, done.stdout):
-            diff = difflib.unified_diff(
-                _normalise(expected).splitlines(),
-                _normalise(done.stdout).splitlines(),
-                "shown on the page",
-                f"printed (exit code {done.returncode})",
-                lineterm="",
-            )
-            return f"$ {command}\n" + "\n".join(diff)
+            return f"$ {command}\n{_diff(expected, done.stdout, done.returncode)}"
     return None
 
 
