@@ -184,7 +184,7 @@ def table(
 
 
 COMPARISONS: list[tuple[str, str, str]] = [
-    # (numerator mode, denominator mode, the design's target)
+    # (numerator mode, denominator mode, the target in benchmarks/README.md)
     ("swarm", "floor", "time <= 1.05 at n = 256"),
     ("swarm-budget", "swarm", "time within 5% (<= 1.05)"),
     ("swarm-shm", "floor", "time <= 1.3, RSS <= 1.2 at n = 256"),

@@ -1,4 +1,4 @@
-"""The workload W(n, k) of the design's "Performance targets", one mode in this process.
+"""The workload W(n, k) of benchmarks/README.md ("Targets"), one mode in this process.
 
 n ``react()`` members each make k calls to a ``noop`` tool on a scripted model, then submit;
 nothing stops early (leaderless, ``stop_on_submission=False``).  The no-channel modes run the
@@ -81,9 +81,9 @@ def swarm_shm_worker_factory() -> Callable[..., Any]:
 
 @functools.cache
 def peer_shm_worker_factory() -> Callable[..., Any]:
-    """inspect-swarm 0.1.0's shared-memory member, as in the design's baseline workload
-    (the design's ``baseline_workload.py``): ``react()`` with ``noop`` (never called
-    here) and the swarm's tools, notices through ``swarm_on_continue()``."""
+    """inspect-swarm 0.1.0's shared-memory member, as in the baseline of the shared-memory target
+    (benchmarks/README.md, "Targets"): ``react()`` with ``noop`` (never called here) and the
+    swarm's tools, notices through ``swarm_on_continue()``."""
     from inspect_ai.agent import Agent, agent, react
     from inspect_swarm import swarm_on_continue, swarm_tools
 
@@ -192,7 +192,7 @@ def build_swarm_shm(n: int, k: int) -> Any:
 
 
 def build_peer_shm(n: int, k: int) -> Any:
-    """inspect-swarm 0.1.0 with its ``shared_memory``, as in the design's baseline."""
+    """inspect-swarm 0.1.0 with its ``shared_memory``, the shared-memory target's baseline."""
     from inspect_swarm import leaderless, member, shared_memory, swarm
 
     return swarm(
@@ -255,7 +255,7 @@ MODES: dict[str, Mode] = {
     ),
     "peer-shm": Mode(
         description="inspect-swarm 0.1.0: leaderless, channels=[shared_memory(rate=None, ...)] "
-        f"as in the design's baseline; each step appends to {SHM_PATH}",
+        f"as in the shared-memory target's baseline; each step appends to {SHM_PATH}",
         build=build_peer_shm,
         script=shm_script,
         tool="shared_memory",

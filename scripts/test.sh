@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install everything into its own virtualenv and run the whole check: lint, types, tests.
+# Install everything into its own virtualenv and run the whole check: lint, types, tests (with
+# the docs' code blocks), and a strict build of the docs site.
 # Works on a fresh machine with Python 3.11+ and nothing else; offline after the install.
 # The virtualenv is .venv-test (not the .venv the quick start makes): the suite installs a
 # test-only plugin distribution (tests/fixture_plugin), which must not show up in your swarm.
@@ -11,8 +12,12 @@ if [ ! -x "$VENV/bin/python" ]; then
   "$PYTHON" -m venv "$VENV"
 fi
 "$VENV/bin/python" -m pip install --quiet --upgrade pip
-"$VENV/bin/python" -m pip install --quiet -e ".[dev]" -e tests/fixture_plugin
+"$VENV/bin/python" -m pip install --quiet -e ".[dev,docs]" -e tests/fixture_plugin
 "$VENV/bin/ruff" check .
 "$VENV/bin/ruff" format --check .
 "$VENV/bin/mypy"
+# the docs site, into a scratch folder: a broken link, anchor or reference is an error
+SITE="$(mktemp -d)"
+trap 'rm -rf "$SITE"' EXIT
+NO_MKDOCS_2_WARNING=1 "$VENV/bin/mkdocs" build --strict --quiet --site-dir "$SITE"
 "$VENV/bin/python" -m pytest -n 2 -q "$@"

@@ -4,10 +4,11 @@ Two evals write their logs: one on the scripted model priced with `set_model_inf
 token cap; one after the price is removed, so its calls are unpriced.  `samples_df()` reads
 both logs with `SampleSummary + SwarmColumns`.  It needs pandas and pyarrow
 (`pip install "swarm-eval[analysis]"`); `require_dataframes()` says so clearly when they are
-missing.
+missing, so the script checks before it imports pandas, and exits with that message.
 """
 
-import pandas as pd
+import sys
+
 from inspect_ai.analysis import SampleSummary, samples_df
 from inspect_ai.model import ModelCost, ModelInfo, set_model_info
 
@@ -16,7 +17,13 @@ from swarm.analysis import SwarmColumns, require_dataframes
 from swarm.demo import calculator_worker
 from swarm.testing import call, run_eval, scripted_model, submit
 
-require_dataframes()
+try:
+    require_dataframes()
+except ImportError as missing:
+    sys.exit(str(missing))
+
+import pandas as pd  # only once the check above has passed
+
 pd.set_option("display.width", 200)
 
 SCRIPTS = {"*": [call("multiply", x=6, y=7), submit("42")]}

@@ -3,8 +3,9 @@
 `Enough` stops the swarm once `needed` members have submitted and names the earliest of them
 as the answer itself (final mode `controller`).  It is registered through the
 `swarm_register_controllers` hook of a plugin object, on a plugin manager built with
-`get_plugin_manager()`; the swarm is given the resulting catalog with `plugins=`.  Nothing is
-installed: a packaged plugin would register the same hook through a `swarm` entry point.
+`get_plugin_manager(load_entrypoints=False)` (swarm-eval's own plugins, and none installed from
+elsewhere); the swarm is given the resulting catalog with `plugins=`.  Nothing is installed: a
+packaged plugin would register the same hook through a `swarm` entry point.
 """
 
 from inspect_ai.agent import react
@@ -58,13 +59,13 @@ class EnoughPlugin:
         register("enough", enough)
 
 
-pm, sources = get_plugin_manager()
+pm, sources = get_plugin_manager(load_entrypoints=False)  # swarm-eval's own plugins only
 pm.register(EnoughPlugin(), name="enough-plugin")
 catalog = PluginCatalog(pm, sources)
 print("controllers:", ", ".join(catalog.names("controller")))
 
 SCRIPTS = {
-    f"worker-{i}": [reply("warming up"), pause(0.5 * i, submit(str(40 + i)))] for i in range(1, 5)
+    f"worker-{i}": [reply("warming up"), pause(1.0 * i, submit(str(40 + i)))] for i in range(1, 5)
 }
 log = run_eval(
     swarm(

@@ -49,7 +49,7 @@ class Budget:
     Every number must be finite (NaN and infinity are refused) and booleans are not numbers; a
     bad value raises ``ConfigError`` naming the field (``budget.grace: ...``).
 
-    Args:
+    Attributes:
         cost: cost cap in dollars; ``None`` derives it from the sample's cost limit.
         tokens: token cap; ``None`` derives it from the sample's token limit.
         time: time cap in seconds; ``None`` derives it from the sample's time limit.

@@ -33,7 +33,7 @@ def _whole(default: int, low: int) -> Any:
 class Spawning:
     """The limits on spawning that the kernel's default decision enforces.
 
-    Args:
+    Attributes:
         max_depth: the deepest a child may be (roster members are depth 0, their children 1).
         max_children: children one member may spawn in all (respawns included).
         max_live: members running at once in the whole swarm, children included.
