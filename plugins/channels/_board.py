@@ -243,8 +243,13 @@ class Board:
                 raise ValueError(f"loop {loop!r} acts for {lp.member!r}, not {member!r}")
             lp.member = member
         if lp.cursor < len(self._log):
+            # a file's news depends on its state now, so each file is refreshed once, changed
+            # when any of its writes since is another loop's
+            changed: dict[str, bool] = {}
             for file_id, writer in self._log[lp.cursor :]:
-                self._refresh(loop, lp, self._files[file_id], changed=writer != loop)
+                changed[file_id] = changed.get(file_id, False) or writer != loop
+            for file_id, by_other in changed.items():
+                self._refresh(loop, lp, self._files[file_id], changed=by_other)
             lp.cursor = len(self._log)
         return lp
 

@@ -13,7 +13,7 @@ the message log, ``inspect_swarm:messages``: every delivery and when it reached 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_type_hints
 
 from inspect_ai.tool import Tool, ToolError, tool
 
@@ -249,6 +249,7 @@ def send_message_tool() -> Tool:
         bus, channel = _channel()
         return channel.send(bus, to, text)
 
+    execute.__annotations__ = get_type_hints(execute)  # Inspect reads them on every call
     return execute
 
 
@@ -261,6 +262,7 @@ def read_messages_tool() -> Tool:
         bus, channel = _channel()
         return channel.read(bus)
 
+    execute.__annotations__ = get_type_hints(execute)  # Inspect reads them on every call
     return execute
 
 

@@ -9,7 +9,7 @@ control and the board's own bounds; members in notify mode get notices naming wh
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Any, Literal, get_type_hints
 
 from inspect_ai.tool import Tool, ToolError, tool
 
@@ -206,6 +206,7 @@ def shared_memory_tool() -> Tool:
             args["view_range"] = view_range
         return channel.run(command, args)
 
+    execute.__annotations__ = get_type_hints(execute)  # Inspect reads them on every call
     return execute
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable
+from typing import get_type_hints
 
 from inspect_ai.tool import Tool, ToolError, tool
 
@@ -44,6 +45,7 @@ def spawn_child() -> Tool:
         spawner, member = _caller()
         return spawner.spawn(member, name, task, template)
 
+    execute.__annotations__ = get_type_hints(execute)  # Inspect reads them on every call
     return execute
 
 
@@ -56,6 +58,7 @@ def list_children() -> Tool:
         spawner, member = _caller()
         return spawner.describe(member)
 
+    execute.__annotations__ = get_type_hints(execute)  # Inspect reads them on every call
     return execute
 
 
@@ -72,6 +75,7 @@ def cancel_child() -> Tool:
         spawner, member = _caller()
         return spawner.cancel(member, name)
 
+    execute.__annotations__ = get_type_hints(execute)  # Inspect reads them on every call
     return execute
 
 
@@ -91,6 +95,7 @@ def wait_for_children() -> Tool:
         spawner, member = _caller()
         return await spawner.wait(member, timeout if timeout > 0 else 600.0)
 
+    execute.__annotations__ = get_type_hints(execute)  # Inspect reads them on every call
     return execute
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable
-from typing import Literal
+from typing import Literal, get_type_hints
 
 from inspect_ai.agent import AgentState
 from inspect_ai.model import ChatMessageUser
@@ -72,6 +72,7 @@ def swarm_wait() -> Tool:
             return "There is nothing to wait for outside a swarm."
         return await waits.wait(path or None, timeout if timeout > 0 else None)
 
+    execute.__annotations__ = get_type_hints(execute)  # Inspect reads them on every call
     return execute
 
 
