@@ -98,7 +98,10 @@ def stage(directory: Path, modules: list[str], tests: list[str]) -> None:
     shutil.copytree(ROOT / "tests", directory / "tests", ignore=ignore)
     text = (ROOT / "pyproject.toml").read_text()
     text = _set_list(text, "only_mutate", [staged(m) for m in modules])
-    text = _set_list(text, "pytest_add_cli_args_test_selection", tests)
+    present = [t for t in tests if not t.startswith("tests/") or (ROOT / t).exists()]
+    for missing in sorted(set(tests) - set(present)):
+        print(f"   ({missing} does not exist here: left out)")
+    text = _set_list(text, "pytest_add_cli_args_test_selection", present)
     (directory / "pyproject.toml").write_text(text)
 
 
