@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,3 +24,15 @@ def log_dir(tmp_path: Path) -> Path:
 settings.register_profile("mutation", derandomize=True, database=None, deadline=None)
 if "MUTANT_UNDER_TEST" in os.environ:
     settings.load_profile("mutation")
+
+
+@pytest.fixture
+def priced() -> Iterator[None]:
+    """The scripted model priced at $1 per million input and $2 per million output tokens, so
+    that 250,000 input tokens cost exactly $0.25."""
+    from inspect_ai.model import ModelCost, ModelInfo, set_model_info
+
+    price = ModelCost(input=1.0, output=2.0, input_cache_write=1.0, input_cache_read=0.1)
+    set_model_info("swarm/scripted", ModelInfo(cost=price))
+    yield
+    set_model_info("swarm/scripted", ModelInfo())

@@ -56,3 +56,45 @@ def tool_results(sample: EvalSample, function: str) -> list[tuple[str, str | Non
         for e in sample.events
         if isinstance(e, ToolEvent) and e.function == function
     ]
+
+
+# -- for the value tests (tests/test_values_*.py) ---------------------------------------------
+
+
+def only_sample(log: Any) -> EvalSample:
+    """The one sample of a successful eval log."""
+    assert log.status == "success", log.error
+    assert log.samples is not None and len(log.samples) == 1
+    sample: EvalSample = log.samples[0]
+    return sample
+
+
+def ledger(sample: EvalSample) -> dict[str, Any]:
+    """The sample's inspect_swarm:ledger record."""
+    record: dict[str, Any] = sample.store["inspect_swarm:ledger"]
+    return record
+
+
+def metrics(sample: EvalSample) -> dict[str, Any]:
+    """The sample's inspect_swarm:metrics record."""
+    record: dict[str, Any] = sample.store["inspect_swarm:metrics"]
+    return record
+
+
+def by_name(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """A record's member rows by member name."""
+    return {row["name"]: row for row in rows}
+
+
+def comm_events(sample: EvalSample, kind: str | None = None) -> list[dict[str, Any]]:
+    """The data of the swarm's comm evidence events (of one ``kind``), in order."""
+    from inspect_ai.event import InfoEvent
+
+    found = []
+    for e in sample.events:
+        if isinstance(e, InfoEvent) and e.source == "inspect_swarm":
+            data = e.data
+            if isinstance(data, dict) and data.get("type") == "comm":
+                if kind is None or data.get("kind") == kind:
+                    found.append(data)
+    return found
