@@ -1,0 +1,281 @@
+"""The metrics record's figures pinned on real scripted evals: steps, steps to the answer,
+running time, tool runs, gate checks and first pass times, delivery and the wiring checks.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+from inspect_ai.agent import Agent, AgentState, agent, as_tool, react
+from inspect_ai.log import EvalSample
+from inspect_ai.model import get_model
+from inspect_ai.scorer import includes, match, score
+
+from swarm import Budget, controller, member, swarm, swarm_tools
+from swarm.testing import Step, call, fail, pause, reply, run_eval, scripted_model, submit
+
+from helpers import by_name, ledger, metrics, noop, only_sample, result, shm_worker, worker
+
+ALL_FINISH = controller("leaderless", stop_on_submission=False)
+
+
+def rows(sample: EvalSample) -> dict[str, dict[str, Any]]:
+    return by_name(metrics(sample)["members"])
+
+
+def test_steps_to_answer_are_the_answering_members_steps(log_dir: Path) -> None:
+    model = scripted_model(
+        {
+            "quick": [submit("42")],
+            "long": [*(call("noop", i=i) for i in range(5)), pause(0.2, submit("43"))],
+        }
+    )
+    members = [member(worker, name="quick"), member(worker, name="long")]
+    sample = only_sample(
+        run_eval(swarm(members=members, controller=ALL_FINISH), model=model, log_dir=log_dir)
+    )
+    record = metrics(sample)
+    assert result(sample)["final"]["member"] == "quick"
+    assert record["steps_to_answer"] == 1
+    assert record["longest_member_steps"] == 6
+    last = controller("leaderless", stop_on_submission=False, final="last")
+    sample = only_sample(
+        run_eval(swarm(members=members, controller=last), model=model, log_dir=log_dir)
+    )
+    assert result(sample)["final"]["member"] == "long"
+    assert metrics(sample)["steps_to_answer"] == 6
+
+
+def test_steps_count_completed_calls_and_a_subagents(log_dir: Path) -> None:
+    @agent
+    def helper_agent() -> Agent:
+        """Answers a sub-question."""
+        return react(name="helper", description="Answers a sub-question.", submit=False)
+
+    @agent
+    def delegator() -> Agent:
+        """Asks a subagent."""
+        return react(tools=[as_tool(helper_agent())])
+
+    model = scripted_model(
+        {
+            "delegator": [call("helper", input="6*7?"), submit("42")],
+            "delegator/sub": [reply("42")],
+            "failing": [fail("down")],
+        }
+    )
+    solver = swarm(
+        members=[member(delegator), member(worker, name="failing")], controller=ALL_FINISH
+    )
+    sample = only_sample(run_eval(solver, model=model, log_dir=log_dir))
+    record = metrics(sample)
+    assert record["steps_to_answer"] == 3  # two calls of its own, one of its subagent
+    assert record["longest_member_steps"] == 3
+    assert record["never_acted"] == ["failing"]  # its one call failed
+    tokens = {m["name"]: m["meter"]["usage"]["total_tokens"] for m in ledger(sample)["members"]}
+    assert {m: r["tokens"] for m, r in rows(sample).items()} == tokens
+    assert (
+        record["tokens"] == sum(tokens.values()) == ledger(sample)["swarm"]["usage"]["total_tokens"]
+    )
+
+
+def test_running_time_is_each_members_own(log_dir: Path, priced: None) -> None:
+    model = scripted_model(
+        {"quick": [Step(submit="42", usage=(250_000, 0))], "slow": [pause(0.4, submit("43"))]}
+    )
+    solver = swarm(
+        members=[member(worker, name="quick"), member(worker, name="slow")], controller=ALL_FINISH
+    )
+    sample = only_sample(run_eval(solver, model=model, log_dir=log_dir))
+    record = metrics(sample)
+    found = rows(sample)
+    for m in result(sample)["members"]:
+        assert found[m["name"]]["running_time"] == m["time"] - m["started"]
+    assert found["quick"]["running_time"] < 0.4 <= found["slow"]["running_time"]
+    assert record["wall_clock"] >= max(m["time"] for m in result(sample)["members"])
+    assert found["quick"]["cost"] == 0.25 and record["cost"] > 0.25
+
+
+def test_a_member_never_started_has_no_running_time(log_dir: Path) -> None:
+    log = run_eval(
+        swarm(members=member(worker, delivery="poll"), budget=Budget(cost=1.0)),
+        model=scripted_model(),
+        log_dir=log_dir,
+    )
+    assert log.samples
+    [row] = metrics(log.samples[0])["members"]
+    assert row["running_time"] is None
+    assert row["delivery_effective"] == "poll"  # as configured: it never ran
+    assert (row["tokens"], row["cost"], row["longest_identical_tool_run"]) == (0, 0.0, 0)
+    assert metrics(log.samples[0])["longest_member_steps"] == 0
+
+
+def test_the_longest_run_of_identical_tool_calls(log_dir: Path) -> None:
+    @agent
+    def two_tools() -> Agent:
+        """A react agent with two tools."""
+        from helpers import noop as other
+
+        return react(tools=[noop(), as_tool_named(other(), "other")])
+
+    sequence = [
+        call("noop", i=1),
+        call("noop", i=1),
+        call("other", i=1),  # the same arguments, another tool
+        call("noop", i=1),
+        call("noop", i=2),  # another argument
+        call("noop", i=2),
+        call("noop", i=2),
+        submit("42"),
+    ]
+    model = scripted_model({"runner": sequence, "still": [reply("42")]})
+    solver = swarm(
+        members=[
+            member(two_tools, name="runner"),
+            member(self_checker, {"turns": 1}, name="still"),
+        ],
+        controller=ALL_FINISH,
+    )
+    found = rows(only_sample(run_eval(solver, model=model, log_dir=log_dir)))
+    assert found["runner"]["longest_identical_tool_run"] == 3
+    assert found["still"]["longest_identical_tool_run"] == 0  # no tool calls
+
+
+def as_tool_named(tool_: Any, name: str) -> Any:
+    from inspect_ai.tool import ToolDef
+
+    return ToolDef(tool_, name=name).as_tool()
+
+
+# -- gate checks ---------------------------------------------------------------------------------
+
+
+@agent
+def self_checker(turns: int = 3, then_sleep: float = 0.0) -> Agent:
+    """Answers ``turns`` times, scoring each answer with the task's scorers, then sleeps."""
+
+    async def execute(state: AgentState) -> AgentState:
+        model = get_model()
+        for _ in range(turns):
+            state.output = await model.generate(state.messages)
+            state.messages.append(state.output.message)
+            await score(state)
+        await anyio.sleep(then_sleep)
+        return state
+
+    return execute
+
+
+def test_first_pass_time_is_the_first_pass(log_dir: Path) -> None:
+    # fail, pass, and (0.4 s later) pass again; the task has two scorers: only the first counts
+    model = scripted_model({"*": [reply("41"), reply("42"), pause(0.4, reply("42"))]})
+    sample = only_sample(
+        run_eval(
+            swarm(members=member(self_checker, name="checker")),
+            model=model,
+            log_dir=log_dir,
+            scorer=[match(), includes()],
+        )
+    )
+    [row] = metrics(sample)["members"]
+    assert (row["gate_checks"], row["gate_passes"]) == (3, 2)
+    assert 0.0 < row["first_pass_time"] < 0.4
+    [m] = result(sample)["members"]
+    assert (m["gate_checks"], m["gate_passes"], m["first_pass_time"]) == (
+        3,
+        2,
+        row["first_pass_time"],
+    )
+
+
+def test_the_kernels_check_adds_to_the_members_own(log_dir: Path) -> None:
+    # the member passes its own check at once, then the verifier passes it 0.4 s later
+    model = scripted_model({"*": [reply("42")]})
+    solver = swarm(
+        members=member(self_checker, {"turns": 1, "then_sleep": 0.4}, name="checker"),
+        controller={"name": "verified", "verifier": "match"},
+    )
+    sample = only_sample(run_eval(solver, model=model, log_dir=log_dir, scorer=match()))
+    [row] = metrics(sample)["members"]
+    assert (row["gate_checks"], row["gate_passes"]) == (2, 2)
+    assert 0.0 < row["first_pass_time"] < 0.4
+    assert result(sample)["stop_reason"] == "verified"
+
+
+def test_a_subagents_checks_are_not_the_members(log_dir: Path) -> None:
+    @agent
+    def checking_helper() -> Agent:
+        """Answers and checks its answer."""
+
+        async def execute(state: AgentState) -> AgentState:
+            state.output = await get_model().generate(state.messages)
+            state.messages.append(state.output.message)
+            await score(state)
+            return state
+
+        return execute
+
+    @agent
+    def delegator() -> Agent:
+        """Asks a subagent that checks its own answer."""
+        return react(tools=[as_tool(checking_helper(), description="Answers.")])
+
+    model = scripted_model(
+        {"delegator": [call("checking_helper", input="6*7?"), submit("42")], "*/sub": [reply("42")]}
+    )
+    sample = only_sample(
+        run_eval(swarm(members=member(delegator)), model=model, log_dir=log_dir, scorer=match())
+    )
+    [row] = metrics(sample)["members"]
+    assert (row["gate_checks"], row["gate_passes"], row["first_pass_time"]) == (0, 0, None)
+
+
+# -- delivery and the wiring checks ----------------------------------------------------------------
+
+
+@agent
+def unwired() -> Agent:
+    """Channel tools but not swarm_on_continue()."""
+    return react(tools=[noop(), swarm_tools()])
+
+
+def wiring_run(log_dir: Path, unwired_steps: list[Step]) -> dict[str, Any]:
+    writer = [
+        call("shared_memory", command="create", path="/shared_memory/a.md", file_text="x"),
+        submit("w"),
+    ]
+    model = scripted_model({"writer": writer, "unwired": unwired_steps, "plain": unwired_steps})
+    solver = swarm(
+        members=[
+            member(shm_worker, name="writer"),
+            member(unwired, name="unwired"),
+            member(worker, name="plain", delivery="poll"),
+        ],
+        channels=["shared_memory"],
+        controller=ALL_FINISH,
+    )
+    return metrics(only_sample(run_eval(solver, model=model, log_dir=log_dir)))
+
+
+def test_notify_unwired_needs_two_calls_of_the_members_own_loop(log_dir: Path) -> None:
+    record = wiring_run(log_dir, [pause(0.3, call("noop", i=0)), submit("u")])
+    assert record["notify_unwired"] == ["unwired"]  # "plain" is in poll mode
+    assert record["tools_unwired"] == ["plain"]
+    assert by_name(record["members"])["plain"]["delivery_effective"] == "poll"
+    record = wiring_run(log_dir, [pause(0.3, submit("u"))])
+    assert record["notify_unwired"] == []
+    assert record["tools_unwired"] == ["plain"]
+
+
+def test_a_member_without_steps_is_not_tools_unwired(log_dir: Path) -> None:
+    model = scripted_model({"writer": [submit("w")], "plain": [fail("down")]})
+    solver = swarm(
+        members=[member(shm_worker, name="writer"), member(worker, name="plain")],
+        channels=["shared_memory"],
+        controller=ALL_FINISH,
+    )
+    record = metrics(only_sample(run_eval(solver, model=model, log_dir=log_dir)))
+    assert record["tools_unwired"] == []
+    assert record["never_acted"] == ["plain"]
