@@ -105,11 +105,12 @@ def stage(directory: Path, modules: list[str], tests: list[str]) -> None:
     (directory / "pyproject.toml").write_text(text)
 
 
-def run_group(directory: Path, workers: int) -> float:
-    """Run mutmut in a staged tree; the seconds it took."""
+def run_group(directory: Path, workers: int, only: list[str]) -> float:
+    """Run mutmut in a staged tree (on the mutants matching ``only``, or all); the seconds it
+    took."""
     started = time.monotonic()
     done = subprocess.run(
-        [str(MUTMUT), "run", "--max-children", str(workers)],
+        [str(MUTMUT), "run", "--max-children", str(workers), *only],
         cwd=directory,
         env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
         check=False,
@@ -132,12 +133,13 @@ def collect(directory: Path) -> dict[str, dict[str, str]]:
 
 
 def score(counts: dict[str, int]) -> float:
-    """Killed (or timed out) mutants over all mutants."""
-    n = sum(counts[c] for c in COLUMNS)
+    """Killed (or timed out) mutants over the mutants checked."""
+    n = sum(counts[c] for c in CHECKED)
     return (counts["killed"] + counts["timeout"]) / n if n else 0.0
 
 
-COLUMNS = ("killed", "timeout", "survived", "no tests", "suspicious", "not checked")
+CHECKED = ("killed", "timeout", "survived", "no tests", "suspicious")
+COLUMNS = (*CHECKED, "not checked")
 
 
 def record(summary: dict[str, Any], results: dict[str, dict[str, str]]) -> None:
@@ -182,6 +184,13 @@ def main() -> None:
     parser.add_argument("modules", nargs="*", help="module paths, e.g. swarm/_caps.py")
     parser.add_argument("--workers", type=int, default=1, help="mutmut workers (default 1)")
     parser.add_argument("--tests", nargs="+", help="run these tests instead of each group's")
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        default=[],
+        metavar="PATTERN",
+        help="only the mutants whose names match (a sample: '*__mutmut_*[16]' is one in five)",
+    )
     parser.add_argument("--report", action="store_true", help="only print the last scores")
     parser.add_argument("--dir", type=Path, default=ROOT / "build" / "mutation")
     args = parser.parse_args()
@@ -211,8 +220,13 @@ def main() -> None:
         print(f"== {name}: {len(modules)} module(s), tests {' '.join(tests)}", flush=True)
         directory = base / name
         stage(directory, modules, tests)
-        seconds = run_group(directory, args.workers)
-        summary["groups"][name] = {"modules": modules, "tests": tests, "seconds": round(seconds)}
+        seconds = run_group(directory, args.workers, args.only)
+        summary["groups"][name] = {
+            "modules": modules,
+            "tests": tests,
+            "only": args.only,
+            "seconds": round(seconds),
+        }
         record(summary, collect(directory))
         summary_path.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
     report(summary, wanted or None)
