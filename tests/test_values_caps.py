@@ -8,10 +8,14 @@ calls, and a cap of 301 after four, 99 tokens over.
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from inspect_ai import Task, eval
 from inspect_ai.agent import Agent, AgentState, agent
 from inspect_ai.dataset import Sample
@@ -54,7 +58,8 @@ def catcher() -> Agent:
             try:
                 state.output = await model.generate(state.messages)
             except LimitExceededError as ex:
-                state.output = ModelOutput.from_content("catcher", ex.message or "")
+                text = f"{ex.type}|{ex.value}|{ex.limit}|{ex.message}"
+                state.output = ModelOutput.from_content("catcher", text)
                 return state
             state.messages += [state.output.message, ChatMessageUser(content="go on")]
 
@@ -62,6 +67,7 @@ def catcher() -> Agent:
 
 
 def caught(sample: EvalSample) -> str:
+    """The limit error the catcher caught: ``type|value|limit|message``."""
     return sample.output.completion
 
 
@@ -104,7 +110,7 @@ def test_the_token_cap_message(log_dir: Path) -> None:
     model = scripted_model({"*": replies(10, (900, 100))})
     solver = swarm(members=member(catcher), budget=Budget(tokens=3000))
     sample = only_sample(run_eval(solver, model=model, log_dir=log_dir))
-    assert caught(sample) == "Swarm token cap reached. value: 3,000; limit: 3,000"
+    assert caught(sample) == "token|3000|3000|Swarm token cap reached. value: 3,000; limit: 3,000"
     assert ledger(sample)["swarm"]["usage"]["total_tokens"] == 3000
 
 
@@ -137,14 +143,16 @@ def test_the_cost_cap_message(log_dir: Path, priced: None) -> None:
     model = scripted_model({"*": replies(10, (250_000, 0))})
     solver = swarm(members=member(catcher), budget=Budget(cost=0.75))
     sample = only_sample(run_eval(solver, model=model, log_dir=log_dir))
-    assert caught(sample) == "Swarm cost cap reached. value: $0.7500; limit: $0.7500"
+    assert caught(sample) == "cost|0.75|0.75|Swarm cost cap reached. value: $0.7500; limit: $0.7500"
 
 
 def test_the_token_cap_is_checked_before_the_cost_cap(log_dir: Path, priced: None) -> None:
     model = scripted_model({"*": replies(10, (250_000, 0))})
     solver = swarm(members=member(catcher), budget=Budget(cost=0.75, tokens=750_000))
     sample = only_sample(run_eval(solver, model=model, log_dir=log_dir))
-    assert caught(sample) == "Swarm token cap reached. value: 750,000; limit: 750,000"
+    assert caught(sample) == (
+        "token|750000|750000|Swarm token cap reached. value: 750,000; limit: 750,000"
+    )
 
 
 # -- shares ------------------------------------------------------------------------------------
@@ -218,10 +226,14 @@ def test_the_share_messages_and_their_order(log_dir: Path, priced: None) -> None
     sample = only_sample(run_eval(two_catchers(budget), model=model, log_dir=log_dir))
     answer = by_name(result(sample)["members"])
     assert answer["a"]["status"] == "submitted"  # it caught the error and answered
-    assert caught(sample) == "Swarm member 'a' token share reached. value: 500,000; limit: 500,000"
+    assert caught(sample) == (
+        "token|500000|500000|Swarm member 'a' token share reached. value: 500,000; limit: 500,000"
+    )
     budget = Budget(cost=1.0, split="equal")
     sample = only_sample(run_eval(two_catchers(budget), model=model, log_dir=log_dir))
-    assert caught(sample) == "Swarm member 'a' cost share reached. value: $0.5000; limit: $0.5000"
+    assert caught(sample) == (
+        "cost|0.5|0.5|Swarm member 'a' cost share reached. value: $0.5000; limit: $0.5000"
+    )
 
 
 # -- member limits -----------------------------------------------------------------------------
@@ -256,10 +268,14 @@ def test_the_member_limit_messages_and_their_order(log_dir: Path, priced: None) 
     model = scripted_model({"a": replies(10, (250_000, 0)), "b": [Step(submit="x", usage=(1, 0))]})
     both = MemberLimits(token=500_000, cost=0.5)
     sample = only_sample(run_eval(two_catchers(Budget(), both), model=model, log_dir=log_dir))
-    assert caught(sample) == "Swarm member 'a' token limit reached. value: 500,000; limit: 500,000"
+    assert caught(sample) == (
+        "token|500000|500000|Swarm member 'a' token limit reached. value: 500,000; limit: 500,000"
+    )
     cost = MemberLimits(cost=0.5)
     sample = only_sample(run_eval(two_catchers(Budget(), cost), model=model, log_dir=log_dir))
-    assert caught(sample) == "Swarm member 'a' cost limit reached. value: $0.5000; limit: $0.5000"
+    assert caught(sample) == (
+        "cost|0.5|0.5|Swarm member 'a' cost limit reached. value: $0.5000; limit: $0.5000"
+    )
 
 
 def test_the_swarm_cap_outranks_a_share_and_a_share_a_member_limit(log_dir: Path) -> None:
@@ -270,7 +286,7 @@ def test_the_swarm_cap_outranks_a_share_and_a_share_a_member_limit(log_dir: Path
             two_catchers(Budget(tokens=300), MemberLimits(token=200)), model=model, log_dir=log_dir
         )
     )
-    assert caught(sample) == "Swarm token cap reached. value: 300; limit: 300"
+    assert caught(sample) == "token|300|300|Swarm token cap reached. value: 300; limit: 300"
     # a's share (300 of 600) is reached with its member limit of 300
     sample = only_sample(
         run_eval(
@@ -279,7 +295,9 @@ def test_the_swarm_cap_outranks_a_share_and_a_share_a_member_limit(log_dir: Path
             log_dir=log_dir,
         )
     )
-    assert caught(sample) == "Swarm member 'a' token share reached. value: 300; limit: 300"
+    assert caught(sample) == (
+        "token|300|300|Swarm member 'a' token share reached. value: 300; limit: 300"
+    )
 
 
 @agent
@@ -362,6 +380,7 @@ def test_a_derived_cost_cap_leaves_out_what_was_spent_before_the_swarm(
     assert sample.limit is None
     record = ledger(sample)
     assert record["caps"] == {"cost": 0.5, "tokens": None, "time": None}  # 1.0 * 0.75 - 0.25
+    assert record["sample_limits"]["cost"] == 1.0
     assert record["swarm"]["cost"] == 0.5
     assert record["members"][0]["calls"]["calls"] == 4
 
@@ -623,3 +642,60 @@ def test_no_budget_means_no_caps(log_dir: Path) -> None:
     assert record["overshoot"] == {}
     assert statuses(sample) == {"worker": "submitted"}
     assert record["swarm"]["usage"]["total_tokens"] == 550
+
+
+# -- shares, against a model in exact arithmetic -------------------------------------------------
+
+
+def model_token_shares(cap: int, weights: list[int]) -> list[int]:
+    """Largest remainders in exact fractions: floors, then one more token each to the largest
+    remainders, ties by roster order."""
+    total = sum(weights)
+    exact = [Fraction(cap * w, total) for w in weights]
+    floors = [math.floor(x) for x in exact]
+    order = sorted(range(len(weights)), key=lambda i: (floors[i] - exact[i], i))
+    for i in order[: cap - sum(floors)]:
+        floors[i] += 1
+    return floors
+
+
+@given(
+    st.integers(1, 10**6),
+    st.lists(st.integers(1, 50), min_size=1, max_size=8),
+    st.none() | st.integers(1, 10**4).map(lambda n: n / 64),
+)
+def test_split_shares_match_the_model(cap: int, weights: list[int], cost: float | None) -> None:
+    from swarm._caps import Caps, shares
+
+    names = [f"m{i}" for i in range(len(weights))]
+    expected = model_token_shares(cap, weights)
+    budget = Budget(tokens=cap, split=weights)
+    if 0 in expected:
+        with pytest.raises(ConfigError) as info:
+            shares(budget, Caps(tokens=cap, cost=cost), names)
+        first = names[expected.index(0)]
+        assert str(info.value) == (
+            f"budget.split: member {first!r} would get a token share of 0 (cap {cap}); raise the "
+            "cap or use split='pool'"
+        )
+        return
+    got = shares(budget, Caps(tokens=cap, cost=cost), names)
+    assert list(got) == names
+    assert [s.tokens for s in got.values()] == expected
+    assert sum(s.tokens or 0 for s in got.values()) == cap
+    if cost is None:
+        assert all(s.cost is None for s in got.values())
+    else:
+        total = sum(weights)
+        assert [s.cost for s in got.values()] == pytest.approx([cost * w / total for w in weights])
+    equal = shares(Budget(tokens=cap, split="equal"), Caps(tokens=cap), names)
+    if 0 not in (model := model_token_shares(cap, [1] * len(names))):
+        assert [s.tokens for s in equal.values()] == model
+
+
+def test_cost_only_shares_have_no_token_share() -> None:
+    from swarm._caps import Caps, shares
+
+    got = shares(Budget(cost=1.0, split=[1, 3]), Caps(cost=1.0), ["a", "b"])
+    assert [(s.cost, s.tokens) for s in got.values()] == [(0.25, None), (0.75, None)]
+    assert shares(Budget(tokens=10), Caps(tokens=10), ["a", "b"]) == {}  # pooled

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from inspect_ai.agent import Agent, AgentState, agent, react
 from inspect_ai.model import (
     GenerateConfig,
@@ -360,3 +361,121 @@ def test_a_final_answer_is_not_provisional(log_dir: Path) -> None:
     assert sample.messages[-1].metadata == {
         "inspect_swarm": {"final": {"mode": "first", "member": "worker"}}
     }
+
+
+# -- the three records, as written ----------------------------------------------------------------
+
+
+def test_each_record_is_in_the_store_and_in_the_transcript(log_dir: Path) -> None:
+    from inspect_ai.event import InfoEvent
+
+    model = scripted_model({"*": [submit("42")]})
+    sample = only_sample(run_eval(swarm(members=member(worker)), model=model, log_dir=log_dir))
+    found = {
+        e.data["type"]: e.data
+        for e in sample.events
+        if isinstance(e, InfoEvent)
+        and e.source == "inspect_swarm"
+        and isinstance(e.data, dict)
+        and e.data.get("type") in ("result", "ledger", "metrics")
+    }
+    assert set(found) == {"result", "ledger", "metrics"}
+    for kind in ("result", "ledger", "metrics"):
+        assert found[kind] == {"type": kind, **sample.store[f"inspect_swarm:{kind}"]}
+
+
+def test_a_members_result_entry(log_dir: Path) -> None:
+    model = scripted_model({"lead": [submit("42")], "helper": [fail("down")]})
+    solver = swarm(
+        members=[member(worker, name="lead", role="plan the work"), member(worker, name="helper")],
+        controller=controller("leaderless", stop_on_submission=False),
+    )
+    sample = only_sample(run_eval(solver, model=model, log_dir=log_dir))
+    lead, helper = result(sample)["members"]
+    assert lead == {
+        "name": "lead",
+        "role": "plan the work",
+        "state": "ended",
+        "status": "submitted",
+        "submitted": True,
+        "started": lead["started"],
+        "time": lead["time"],
+        "parent": None,
+        "depth": 0,
+        "sandbox": None,
+        "error": None,
+        "gate_checks": 0,
+        "gate_passes": 0,
+        "first_pass_time": None,
+    }
+    assert 0.0 <= lead["started"] < lead["time"] <= metrics(sample)["wall_clock"]
+    assert (helper["role"], helper["status"], helper["submitted"]) == (None, "errored", False)
+    assert helper["error"] == "ScriptedModelError('down')"
+    # the swarm's conversation: the input, then the answer
+    assert [m.role for m in sample.messages] == ["user", "assistant"]
+    assert sample.messages[0].text == "What is 6 * 7?"
+
+
+def test_an_interrupted_run_keeps_the_conversation_as_it_was(log_dir: Path) -> None:
+    model = scripted_model({"*": [submit("42")]})
+    log = run_eval(
+        swarm(members=member(worker), budget=Budget(cost=1.0)), model=model, log_dir=log_dir
+    )
+    assert log.samples
+    sample = log.samples[0]
+    assert [m.role for m in sample.messages] == ["user"]
+    [row] = metrics(sample)["members"]
+    assert row["delivery_effective"] == "notify"  # never started, nothing configured
+
+
+# -- what counts as zero ----------------------------------------------------------------------------
+
+
+def ledger_with(delta: ModelUsage, metered: ModelUsage) -> dict[str, Any]:
+    """The ledger of accounts that metered ``metered`` while the sample recorded ``delta``."""
+    from swarm import MemberLimits
+    from swarm._accounting import Accounts
+    from swarm._events import RunEvents
+    from swarm._ledger import MemberOutcome, ledger_record
+
+    class Given(Accounts):
+        def sample_delta(self) -> dict[str, ModelUsage]:
+            return {"swarm/scripted": delta}
+
+    accounts = Given(Budget())
+    accounts.add_member("a", MemberLimits())
+    accounts.record("a", metered)
+    return ledger_record(
+        accounts=accounts,
+        events=RunEvents(),
+        members=[MemberOutcome(name="a", status="submitted", cancelled=False)],
+        stop_reason="all_done",
+        ended_by=None,
+        interrupted=False,
+        final_cancelled=False,
+        wall_clock=1.0,
+    )
+
+
+def usage(tokens: int, cost: float) -> ModelUsage:
+    return ModelUsage(input_tokens=tokens, output_tokens=0, total_tokens=tokens, total_cost=cost)
+
+
+def test_unattributed_within_rounding_is_zero() -> None:
+    # a cost difference within 1e-12 is written as 0.0; within 1e-9 of the cost (or of $1) it
+    # still counts as attributed; a token is nothing in a billion
+    record = ledger_with(usage(100, 0.5 + 5e-13), usage(100, 0.5))
+    assert record["unattributed"]["total_cost"] == 0.0
+    assert record["attribution_complete"] is True
+    record = ledger_with(usage(100, 0.5 + 5e-10), usage(100, 0.5))
+    assert record["unattributed"]["total_cost"] == pytest.approx(5e-10)
+    assert record["attribution_complete"] is True
+    record = ledger_with(usage(100, 0.5 + 2e-9), usage(100, 0.5))
+    assert record["attribution_complete"] is False
+    record = ledger_with(usage(2_000_000_000, 1.0), usage(1_999_999_999, 1.0))
+    assert record["unattributed"]["total_tokens"] == 1
+    assert record["attribution_complete"] is True
+    record = ledger_with(usage(2_000_000_000, 1.0), usage(1_999_999_997, 1.0))
+    assert record["attribution_complete"] is False
+    record = ledger_with(usage(100, 0.5), usage(99, 0.5))
+    assert record["attribution_complete"] is False

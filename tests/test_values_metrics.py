@@ -287,3 +287,24 @@ def test_a_member_without_steps_is_not_tools_unwired(log_dir: Path) -> None:
     record = metrics(only_sample(run_eval(solver, model=model, log_dir=log_dir)))
     assert record["tools_unwired"] == []
     assert record["never_acted"] == ["plain"]
+
+
+def test_a_members_own_records_are_not_news_to_it(log_dir: Path) -> None:
+    model = scripted_model(
+        {
+            "self_writer": [
+                call("shared_memory", command="create", path="/shared_memory/a.md", file_text="x"),
+                call("noop", i=0),
+                submit("s"),
+            ],
+            "quiet": [pause(0.3, submit("q"))],
+        }
+    )
+    solver = swarm(
+        members=[member(unwired, name="self_writer"), member(shm_worker, name="quiet")],
+        channels=["shared_memory"],
+        controller=ALL_FINISH,
+    )
+    record = metrics(only_sample(run_eval(solver, model=model, log_dir=log_dir)))
+    assert record["notify_unwired"] == []
+    assert record["tools_unwired"] == []
