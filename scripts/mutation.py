@@ -186,10 +186,11 @@ def main() -> None:
     parser.add_argument("--tests", nargs="+", help="run these tests instead of each group's")
     parser.add_argument(
         "--only",
-        nargs="+",
+        action="append",
         default=[],
         metavar="PATTERN",
-        help="only the mutants whose names match (a sample: '*__mutmut_*[16]' is one in five)",
+        help="only the mutants whose names match (repeatable; '*__mutmut_*[16]' is about one "
+        "in five)",
     )
     parser.add_argument("--report", action="store_true", help="only print the last scores")
     parser.add_argument("--dir", type=Path, default=ROOT / "build" / "mutation")
