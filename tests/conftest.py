@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,3 +37,13 @@ def priced() -> Iterator[None]:
     set_model_info("swarm/scripted", ModelInfo(cost=price))
     yield
     set_model_info("swarm/scripted", ModelInfo())
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In a mutation run, the tests a mutant runs go fastest first (by their time in mutmut's
+    clean run), so that a killed mutant is found killed as soon as possible."""
+    stats = Path("mutmut-stats.json")
+    if "MUTANT_UNDER_TEST" not in os.environ or not stats.exists():
+        return
+    durations: dict[str, float] = json.loads(stats.read_text())["duration_by_test"]
+    items.sort(key=lambda item: durations.get(item.nodeid, 0.0))

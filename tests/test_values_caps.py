@@ -54,7 +54,7 @@ def catcher() -> Agent:
 
     async def execute(state: AgentState) -> AgentState:
         model = get_model()
-        while True:
+        for _ in range(20):  # every test here reaches its limit sooner
             try:
                 state.output = await model.generate(state.messages)
             except LimitExceededError as ex:
@@ -62,6 +62,8 @@ def catcher() -> Agent:
                 state.output = ModelOutput.from_content("catcher", text)
                 return state
             state.messages += [state.output.message, ChatMessageUser(content="go on")]
+        state.output = ModelOutput.from_content("catcher", "no limit error")
+        return state
 
     return execute
 
@@ -312,7 +314,7 @@ def late() -> Agent:
         try:
             state.output = await get_model().generate(state.messages)
         except LimitExceededError as ex:
-            store().set("late", ex.message)
+            store().set("late", f"{ex.type}|{ex.value}|{ex.limit}|{ex.message}")
         return state
 
     return execute
@@ -323,7 +325,7 @@ def test_a_call_after_the_stop_is_refused_with_the_reason(log_dir: Path) -> None
     solver = swarm(members=[member(worker, name="first"), member(late, name="late")])
     sample = only_sample(run_eval(solver, model=model, log_dir=log_dir))
     assert result(sample)["stop_reason"] == "submitted"
-    assert sample.store["late"] == "Stopped by the swarm: submitted"
+    assert sample.store["late"] == "custom|0|0|Stopped by the swarm: submitted"
     assert ledger(sample)["members"][1]["calls"]["calls"] == 0
 
 
