@@ -9,6 +9,7 @@ calls, and a cap of 301 after four, 99 tokens over.
 from __future__ import annotations
 
 import math
+import re
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -701,3 +702,62 @@ def test_cost_only_shares_have_no_token_share() -> None:
     got = shares(Budget(cost=1.0, split=[1, 3]), Caps(cost=1.0), ["a", "b"])
     assert [(s.cost, s.tokens) for s in got.values()] == [(0.25, None), (0.75, None)]
     assert shares(Budget(tokens=10), Caps(tokens=10), ["a", "b"]) == {}  # pooled
+
+
+def test_derived_cost_and_time_caps_name_their_kind(log_dir: Path, priced: None) -> None:
+    model = scripted_model({"*": [Step(reply="x", usage=(500_000, 0))], "worker": [submit("42")]})
+    solver = swarm(members=member(worker), budget=Budget(reserve=0.5))
+    sample = spend_then(solver, model, log_dir, cost_limit=1.0)
+    assert sample.error is not None
+    assert (
+        "budget.cost: the sample's cost limit 1.0 less the reserve (50%) leaves nothing after "
+        "the 0.5 already used; raise the limit or lower the reserve"
+    ) in sample.error.message
+    above = swarm(members=member(worker), budget=Budget(cost=0.9))
+    sample = spend_then(above, model, log_dir, cost_limit=1.0)
+    assert warnings_of(sample) == [
+        "budget.cost 0.9 is above what the sample has left (0.5 of 1.0): the sample's limit "
+        "will end the swarm first, without its final step"
+    ]
+
+
+def test_a_time_cap_above_the_sample_time_limit_is_warned_of(log_dir: Path) -> None:
+    model = scripted_model({"*": [submit("42")]})
+    sample = only_sample(
+        run_eval(
+            swarm(members=member(worker), budget=Budget(time=100)),
+            model=model,
+            log_dir=log_dir,
+            time_limit=60,
+        )
+    )
+    [warning] = warnings_of(sample)
+    assert re.fullmatch(
+        r"budget\.time 100\.0 is above what the sample has left \(59\.\d+ of 60\): the sample's "
+        r"limit will end the swarm first, without its final step",
+        warning,
+    ), warning
+
+
+def test_a_derived_time_cap_that_leaves_nothing_is_an_error(log_dir: Path) -> None:
+    @solver
+    def dawdle() -> Solver:
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            import anyio
+
+            await anyio.sleep(0.3)
+            return state
+
+        return solve
+
+    task = Task(
+        dataset=[Sample(input="q", target="42")],
+        solver=chain(dawdle(), swarm(members=member(worker), budget=Budget(reserve=0.9))),
+    )
+    [log] = eval(task, model=scripted_model(), display="none", log_dir=str(log_dir), time_limit=2)
+    assert log.samples and log.samples[0].error is not None
+    assert re.search(
+        r"budget\.time: the sample's time limit 2 less the reserve \(90%\) leaves nothing after "
+        r"the 0\.\d+ already used; raise the limit or lower the reserve",
+        log.samples[0].error.message,
+    ), log.samples[0].error.message

@@ -453,3 +453,17 @@ def test_more_metered_than_the_sample_recorded_is_negative(priced: None) -> None
     }
     assert record["total_complete"] is True
     assert record["attribution_complete"] is False
+
+
+def test_one_unpriced_token_makes_an_unpriced_model(log_dir: Path, priced: None) -> None:
+    main = get_model(
+        "swarm/scripted", scripts={"a": [Step(submit="42", usage=(1000, 0))]}, memoize=False
+    )
+    other = other_model({"b": [Step(submit="7", usage=(1, 0))]})
+    solver = swarm(
+        members=[member(worker, name="a"), member(on_model, {"model": other}, name="b")],
+        controller=controller("leaderless", stop_on_submission=False),
+    )
+    record = ledger(run([solver], main, log_dir))
+    assert record["unpriced_models"] == ["swarm/other"]
+    assert record["sample_delta"]["total_tokens"] == 1001
