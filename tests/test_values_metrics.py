@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from inspect_ai.agent import Agent, AgentState, agent, as_tool, react
 from inspect_ai.event import ScoreEvent
 from inspect_ai.log import EvalSample
@@ -203,7 +204,7 @@ def test_the_kernels_check_adds_to_the_members_own(log_dir: Path) -> None:
     model = scripted_model({"*": [reply("42")]})
     solver = swarm(
         members=member(self_checker, {"turns": 1, "then_sleep": 0.8}, name="checker"),
-        controller={"name": "verified", "verifier": "match"},
+        controller="verified",  # the task's own scorer: a score() in the kernel's gate span
     )
     sample = only_sample(run_eval(solver, model=model, log_dir=log_dir, scorer=match()))
     [row] = metrics(sample)["members"]
@@ -308,3 +309,53 @@ def test_a_members_own_records_are_not_news_to_it(log_dir: Path) -> None:
     record = metrics(only_sample(run_eval(solver, model=model, log_dir=log_dir)))
     assert record["notify_unwired"] == []
     assert record["tools_unwired"] == []
+
+
+@agent
+def one_own_call() -> Agent:
+    """After 0.3 s: one call of its own loop that completes, one that fails, one replayed from
+    the cache and one in a subagent's span; it has channel tools but no swarm_on_continue()."""
+
+    async def execute(state: AgentState) -> AgentState:
+        from inspect_ai.model import ChatMessageAssistant
+        from inspect_ai.util import span
+
+        await anyio.sleep(0.3)
+        model = get_model()
+        state.output = await model.generate(state.messages, cache=True)
+        await model.generate(state.messages, cache=True)  # replayed
+        try:
+            await model.generate([*state.messages, ChatMessageAssistant(content="a")])
+        except Exception:
+            pass
+        async with span("helper", type="agent"):
+            await model.generate("a subagent's question")
+        return state
+
+    return execute
+
+
+def test_notify_unwired_counts_only_completed_calls_of_the_own_loop(
+    log_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    writer = [
+        call("shared_memory", command="create", path="/shared_memory/a.md", file_text="x"),
+        submit("w"),
+    ]
+    model = scripted_model({"writer": writer, "odd": [reply("one"), fail("two")]})
+    solver = swarm(
+        members=[member(shm_worker, name="writer"), member(one_own_call, name="odd")],
+        channels=["shared_memory"],
+        controller=ALL_FINISH,
+    )
+    sample = only_sample(run_eval(solver, model=model, log_dir=log_dir))
+    record = metrics(sample)
+    assert record["notify_unwired"] == []
+    assert ledger(sample)["members"][1]["calls"] == {
+        "calls": 2,
+        "cache_replays": 1,
+        "errored": 1,
+        "no_usage": 0,
+        "unpriced": 2,
+    }
