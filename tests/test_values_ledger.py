@@ -472,6 +472,11 @@ def test_unattributed_within_rounding_is_zero() -> None:
     assert record["attribution_complete"] is True
     record = ledger_with(usage(100, 0.5 + 1.5e-9), usage(100, 0.5))
     assert record["attribution_complete"] is False
+    # the cost tolerance grows with the cost above $1: 1e-9 of $10
+    record = ledger_with(usage(100, 10.0 + 5e-9), usage(100, 10.0))
+    assert record["attribution_complete"] is True
+    record = ledger_with(usage(100, 10.0 + 1.5e-8), usage(100, 10.0))
+    assert record["attribution_complete"] is False
     record = ledger_with(usage(1_000_000_000, 1.0), usage(999_999_999, 1.0))
     assert record["unattributed"]["total_tokens"] == 1
     assert record["attribution_complete"] is True  # at the tolerance, not past it
