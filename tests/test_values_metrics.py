@@ -155,15 +155,22 @@ def as_tool_named(tool_: Any, name: str) -> Any:
 
 
 @agent
-def self_checker(turns: int = 3, then_sleep: float = 0.0) -> Agent:
-    """Answers ``turns`` times, scoring each answer with the task's scorers, then sleeps."""
+def self_checker(turns: int = 3, then_sleep: float = 0.0, in_span: bool = False) -> Agent:
+    """Answers ``turns`` times, scoring each answer with the task's scorers, then sleeps;
+    ``in_span``, it scores in a span of its own loop (not a subagent's)."""
 
     async def execute(state: AgentState) -> AgentState:
+        from inspect_ai.util import span
+
         model = get_model()
         for _ in range(turns):
             state.output = await model.generate(state.messages)
             state.messages.append(state.output.message)
-            await score(state)
+            if in_span:
+                async with span("checking"):
+                    await score(state)
+            else:
+                await score(state)
         await anyio.sleep(then_sleep)
         return state
 
@@ -211,6 +218,14 @@ def test_the_kernels_check_adds_to_the_members_own(log_dir: Path) -> None:
     assert (row["gate_checks"], row["gate_passes"]) == (2, 2)
     assert 0.0 < row["first_pass_time"] < 0.8
     assert result(sample)["stop_reason"] == "verified"
+
+
+def test_checks_in_a_span_of_the_own_loop_are_the_members(log_dir: Path) -> None:
+    model = scripted_model({"*": [reply("42")]})
+    solver = swarm(members=member(self_checker, {"turns": 1, "in_span": True}, name="checker"))
+    sample = only_sample(run_eval(solver, model=model, log_dir=log_dir, scorer=match()))
+    [row] = metrics(sample)["members"]
+    assert (row["gate_checks"], row["gate_passes"]) == (1, 1)
 
 
 def test_a_subagents_checks_are_not_the_members(log_dir: Path) -> None:
