@@ -14,6 +14,7 @@ from inspect_ai.event import ScoreEvent
 from inspect_ai.log import EvalSample
 from inspect_ai.model import get_model
 from inspect_ai.scorer import includes, match, score
+from inspect_ai.tool import Tool, tool
 
 from swarm import Budget, controller, member, swarm, swarm_tools
 from swarm.testing import Step, call, fail, pause, reply, run_eval, scripted_model, submit
@@ -120,7 +121,7 @@ def test_the_longest_run_of_identical_tool_calls(log_dir: Path) -> None:
         """A react agent with two tools."""
         from helpers import noop as other
 
-        return react(tools=[noop(), as_tool_named(other(), "other")])
+        return react(tools=[noop(), as_tool_named(other(), "other"), pair()])
 
     sequence = [
         call("noop", i=1),
@@ -130,6 +131,10 @@ def test_the_longest_run_of_identical_tool_calls(log_dir: Path) -> None:
         call("noop", i=2),  # another argument
         call("noop", i=2),
         call("noop", i=2),
+        call("pair", a=1, b=2),
+        call("pair", b=2, a=1),  # the same arguments in another order
+        call("pair", a=1, b=2),
+        call("pair", b=2, a=1),
         submit("42"),
     ]
     model = scripted_model({"runner": sequence, "still": [reply("42")]})
@@ -141,8 +146,22 @@ def test_the_longest_run_of_identical_tool_calls(log_dir: Path) -> None:
         controller=ALL_FINISH,
     )
     found = rows(only_sample(run_eval(solver, model=model, log_dir=log_dir)))
-    assert found["runner"]["longest_identical_tool_run"] == 3
+    assert found["runner"]["longest_identical_tool_run"] == 4
     assert found["still"]["longest_identical_tool_run"] == 0  # no tool calls
+
+
+@tool
+def pair() -> Tool:
+    async def execute(a: int, b: int) -> str:
+        """Take two numbers.
+
+        Args:
+            a: one
+            b: another
+        """
+        return f"{a} {b}"
+
+    return execute
 
 
 def as_tool_named(tool_: Any, name: str) -> Any:
@@ -287,7 +306,22 @@ def test_notify_unwired_needs_two_calls_of_the_members_own_loop(log_dir: Path) -
     record = wiring_run(log_dir, [pause(0.3, call("noop", i=0)), submit("u")])
     assert record["notify_unwired"] == ["unwired"]  # "plain" is in poll mode
     assert record["tools_unwired"] == ["plain"]
-    assert by_name(record["members"])["plain"]["delivery_effective"] == "poll"
+    found = by_name(record["members"])
+    assert found["plain"]["delivery_effective"] == "poll"
+    # a member that did not wait, in a swarm that offers swarm_wait
+    assert (found["writer"]["waits"], found["writer"]["waits_by_outcome"]) == (0, {})
+    assert (found["writer"]["wait_time"], found["writer"]["idle_time"]) == (0.0, 0.0)
+    assert found["writer"]["comm"] == {
+        "shared_memory": {
+            "records": 1,
+            "record_bytes": 1,
+            "rejections": {},
+            "reads": 0,
+            "listings": 0,
+            "notices": 0,
+        }
+    }
+    assert found["unwired"]["comm"]["shared_memory"]["records"] == 0
     record = wiring_run(log_dir, [pause(0.3, submit("u"))])
     assert record["notify_unwired"] == []
     assert record["tools_unwired"] == ["plain"]
@@ -374,3 +408,25 @@ def test_notify_unwired_counts_only_completed_calls_of_the_own_loop(
         "no_usage": 0,
         "unpriced": 2,
     }
+
+
+@agent
+def no_output() -> Agent:
+    """Ends at once, with no output."""
+
+    async def execute(state: AgentState) -> AgentState:
+        return state
+
+    return execute
+
+
+def test_an_answer_without_output_leaves_the_conversation_as_it_was(log_dir: Path) -> None:
+    sample = only_sample(
+        run_eval(
+            swarm(members=member(no_output, name="mute")), model=scripted_model(), log_dir=log_dir
+        )
+    )
+    assert result(sample)["final"]["member"] == "mute"
+    assert [m.role for m in sample.messages] == ["user"]
+    assert sample.output.completion == ""
+    assert metrics(sample)["steps_to_answer"] == 0
