@@ -16,7 +16,7 @@ from inspect_ai.model import get_model
 from inspect_ai.scorer import includes, match, score
 from inspect_ai.tool import Tool, tool
 
-from swarm import Budget, controller, member, swarm, swarm_tools
+from swarm import Budget, controller, hookimpl, member, swarm, swarm_tools
 from swarm.testing import Step, call, fail, pause, reply, run_eval, scripted_model, submit
 
 from helpers import by_name, ledger, metrics, noop, only_sample, result, shm_worker, worker
@@ -430,3 +430,30 @@ def test_an_answer_without_output_leaves_the_conversation_as_it_was(log_dir: Pat
     assert [m.role for m in sample.messages] == ["user"]
     assert sample.output.completion == ""
     assert metrics(sample)["steps_to_answer"] == 0
+
+
+class ToolsOnly:
+    """A channel that gives members a tool and records nothing on the bus (no prefix)."""
+
+    @hookimpl
+    def swarm_member_tools(self, view: Any, member: Any, nested: bool) -> list[Any]:
+        return [noop()]
+
+
+class ToolsOnlyPlugin:
+    @hookimpl
+    def swarm_register_channels(self, register: Any) -> None:
+        register("tools_only", ToolsOnly)
+
+
+def test_tools_unwired_needs_a_channel_that_records(log_dir: Path) -> None:
+    from swarm import PluginCatalog, get_plugin_manager
+
+    pm, sources = get_plugin_manager()
+    pm.register(ToolsOnlyPlugin(), name="tools-only")
+    catalog = PluginCatalog(pm, sources)
+    model = scripted_model({"*": [call("noop", i=0), submit("42")]})
+    solver = swarm(members=member(worker), channels=["tools_only"], plugins=catalog)
+    record = metrics(only_sample(run_eval(solver, model=model, log_dir=log_dir)))
+    assert record["tools_unwired"] == []
+    assert record["members"][0]["comm"] == {} and record["members"][0]["waits"] is None
