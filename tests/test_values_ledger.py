@@ -112,6 +112,7 @@ def test_a_cancelled_member_alone_makes_the_totals_incomplete(log_dir: Path, pri
     record = ledger(sample)
     assert statuses(sample) == {"quick": "submitted", "hung": "cancelled"}
     assert [m["cancelled"] for m in record["members"]] == [False, True]
+    assert [m["status"] for m in record["members"]] == ["submitted", "cancelled"]
     assert record["calls"] == calls(calls=2)
     assert record["interrupted"] is False
     incomplete_only_by(record)

@@ -457,3 +457,72 @@ def test_tools_unwired_needs_a_channel_that_records(log_dir: Path) -> None:
     record = metrics(only_sample(run_eval(solver, model=model, log_dir=log_dir)))
     assert record["tools_unwired"] == []
     assert record["members"][0]["comm"] == {} and record["members"][0]["waits"] is None
+
+
+class Relay:
+    """Starts the writer, and the late member only once the writer has ended."""
+
+    @hookimpl
+    def swarm_start(self, view: Any) -> Any:
+        from swarm import Decision
+
+        return Decision(start=["writer"])
+
+    @hookimpl
+    def swarm_on_member_end(self, view: Any, event: Any) -> Any:
+        from swarm import Decision
+
+        return Decision(start=["late"]) if event.member == "writer" else None
+
+
+class RelayPlugin:
+    @hookimpl
+    def swarm_register_controllers(self, register: Any) -> None:
+        register("relay", Relay)
+
+
+class Observer:
+    """Keeps what the run_ended observer hook was given, in the sample's store."""
+
+    @hookimpl
+    def swarm_run_ended(self, view: Any, result: Any) -> None:
+        from inspect_ai.util import store
+
+        store().set(
+            "observed",
+            {
+                "running": [m.name for m in view.members if m.state == "running"],
+                "stop_reason": result.stop_reason,
+                "members": [(m.name, m.status) for m in result.members],
+            },
+        )
+
+
+def test_news_from_before_a_member_started_is_not_news_to_it(log_dir: Path) -> None:
+    from swarm import PluginCatalog, get_plugin_manager
+
+    pm, sources = get_plugin_manager()
+    pm.register(RelayPlugin(), name="relay-plugin")
+    pm.register(Observer(), name="observer")
+    catalog = PluginCatalog(pm, sources)
+    writer = [
+        call("shared_memory", command="create", path="/shared_memory/a.md", file_text="x"),
+        submit("w"),
+    ]
+    model = scripted_model({"writer": writer, "late": [call("noop", i=0), submit("l")]})
+    solver = swarm(
+        members=[member(shm_worker, name="writer"), member(unwired, name="late")],
+        channels=["shared_memory"],
+        controller="relay",
+        plugins=catalog,
+    )
+    sample = only_sample(run_eval(solver, model=model, log_dir=log_dir))
+    record = result(sample)
+    late = by_name(record["members"])["late"]
+    assert late["started"] >= by_name(record["members"])["writer"]["time"]
+    assert metrics(sample)["notify_unwired"] == []  # the write came before it started
+    assert sample.store["observed"] == {
+        "running": [],
+        "stop_reason": "all_done",
+        "members": [["writer", "submitted"], ["late", "submitted"]],
+    }
