@@ -56,3 +56,58 @@ def tool_results(sample: EvalSample, function: str) -> list[tuple[str, str | Non
         for e in sample.events
         if isinstance(e, ToolEvent) and e.function == function
     ]
+
+
+# -- for the value tests (tests/test_values_*.py) ---------------------------------------------
+
+
+def only_sample(log: Any) -> EvalSample:
+    """The one sample of a successful eval log."""
+    assert log.status == "success", log.error
+    assert log.samples is not None and len(log.samples) == 1
+    sample: EvalSample = log.samples[0]
+    return sample
+
+
+def ledger(sample: EvalSample) -> dict[str, Any]:
+    """The sample's inspect_swarm:ledger record."""
+    record: dict[str, Any] = sample.store["inspect_swarm:ledger"]
+    return record
+
+
+def metrics(sample: EvalSample) -> dict[str, Any]:
+    """The sample's inspect_swarm:metrics record."""
+    record: dict[str, Any] = sample.store["inspect_swarm:metrics"]
+    return record
+
+
+def by_name(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """A record's member rows by member name."""
+    return {row["name"]: row for row in rows}
+
+
+def comm_events(sample: EvalSample, kind: str | None = None) -> list[dict[str, Any]]:
+    """The swarm's evidence entries (of one ``kind``), in order: swarm.analysis.swarm_evidence."""
+    from swarm.analysis import swarm_evidence
+
+    return swarm_evidence(sample, kind)
+
+
+def ended_member(name: str, status: str) -> Any:
+    """A member as the record builders see it at the end of a run (for the ledger's unit
+    tests): ended with ``status``, started at 0 and ended at 1."""
+    from swarm._report.outcome import MemberEnd
+    from swarm.records import MemberInfo
+
+    return MemberEnd(
+        info=MemberInfo(name=name),
+        state="ended",
+        status=status,
+        started=0.0,
+        ended=1.0,
+        error=None,
+        span_id="span",
+        delivery="notify",
+        own_loop=None,
+        continue_wired=False,
+    )

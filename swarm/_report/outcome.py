@@ -69,6 +69,8 @@ class RunOutcome:
     wall_clock: float
     started_at: datetime
     root_span: str | None
+    # the index of the run's first event in the transcript (events before it are not the run's)
+    first_event: int
     accounts: Accounts
     comm: Mapping[tuple[str, str], CommCounts]
     recording_channels: tuple[str, ...]

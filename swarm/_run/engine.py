@@ -31,11 +31,11 @@ from swarm._accounts.caps import effective_grace
 from swarm._accounts.pricing import check_prices
 from swarm._hooks.calls import RunHooks
 from swarm._hooks.catalog import PluginCatalog
-from swarm._inspect.private import current_span_id, token_metering_suspended
+from swarm._inspect.private import token_metering_suspended
 from swarm._run.answer import AnswerChoice
 from swarm._run.assembly import instantiate, run_plugin_manager
 from swarm._run.bus import Bus, ChannelSettings, RateControl, bus_context
-from swarm._run.finish import run_outcome, write_records
+from swarm._run.finish import RunOrigin, run_origin, run_outcome, write_records
 from swarm._run.identity import bind_contexts
 from swarm._run.member_task import MemberRunner
 from swarm._run.members import Roster, RunMember
@@ -237,7 +237,7 @@ class SwarmRun:
         register_model_hooks()
         self._t0 = anyio.current_time()
         started_at = datetime.now(UTC)
-        root_span = current_span_id()
+        origin = run_origin()
         limits = sample_limits()
         contexts = bind_contexts(
             (usage_context, self),
@@ -276,7 +276,7 @@ class SwarmRun:
             raise self.failure  # noqa: B904  (its own cause is kept; the group is logged)
         finally:
             self._tg = None
-            self._finish(state, started_at, root_span)  # synchronous: nothing interrupts it
+            self._finish(state, started_at, origin)  # synchronous: nothing interrupts it
             contexts.reset()
         if self.failure is not None:  # a plugin's fault while the records were written
             raise self.failure
@@ -387,7 +387,7 @@ class SwarmRun:
 
     # -- the answer and the records -------------------------------------------------------------
 
-    def _finish(self, state: AgentState, started_at: datetime, root_span: str | None) -> None:
+    def _finish(self, state: AgentState, started_at: datetime, origin: RunOrigin) -> None:
         try:  # first, so nothing after it can cost the log its evidence
             self.bus.evidence.write()
         except Exception:  # nor can the evidence cost the log its records
@@ -411,7 +411,7 @@ class SwarmRun:
             ended_by=self.ended_by,
             wall_clock=self.now(),
             started_at=started_at,
-            root_span=root_span,
+            origin=origin,
             view=self.view(),
             spawns=None if self.spawner is None else tuple(self.spawner.entries),
         )

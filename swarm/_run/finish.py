@@ -13,13 +13,14 @@ import json
 import logging
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from inspect_ai.log import transcript
 from inspect_ai.util import store
 
 from swarm._accounts.accounts import Accounts
 from swarm._hooks.calls import RunHooks
+from swarm._inspect.private import current_span_id
 from swarm._report.counters import CommCounts
 from swarm._report.events import RunEvents, index_events, with_malformed_calls
 from swarm._report.ledger import ledger_from
@@ -44,15 +45,30 @@ from swarm.records import (
 )
 from swarm.serialization import unstructure
 
-__all__ = ["run_outcome", "write_records"]
+__all__ = ["RunOrigin", "run_origin", "run_outcome", "write_records"]
 
 logger = logging.getLogger("swarm")
+
+
+class RunOrigin(NamedTuple):
+    """Where a run begins: the span it runs in, and the index of its first event in the
+    transcript (the events before it, a swarm run earlier in the same span, are not its)."""
+
+    span: str | None
+    first_event: int
+
+
+def run_origin() -> RunOrigin:
+    """Where the run that begins now begins."""
+    return RunOrigin(current_span_id(), len(transcript().events))
 
 
 def write_records(outcome: RunOutcome, hooks: RunHooks) -> SwarmResult:
     """Write the three records of a finished run; return the result record."""
     events = index_events(
-        transcript().events, outcome.root_span, {m.span_id: m.name for m in outcome.members}
+        transcript().events[outcome.first_event :],
+        outcome.root_span,
+        {m.span_id: m.name for m in outcome.members},
     )
     comm = with_malformed_calls(outcome.comm, events, outcome.tool_channels)
     gates = {m.name: member_gates(m, events, outcome.started_at) for m in outcome.members}
@@ -157,7 +173,7 @@ def run_outcome(
     ended_by: str | None,
     wall_clock: float,
     started_at: datetime,
-    root_span: str | None,
+    origin: RunOrigin,
     view: SwarmView,
     spawns: tuple[SpawnEntry, ...] | None = None,
 ) -> RunOutcome:
@@ -188,7 +204,8 @@ def run_outcome(
         ended_by=ended_by,
         wall_clock=wall_clock,
         started_at=started_at,
-        root_span=root_span,
+        root_span=origin.span,
+        first_event=origin.first_event,
         accounts=accounts,
         comm=dict(bus.counts),
         recording_channels=tuple(bus.recording_channels),

@@ -3,8 +3,10 @@
 Outcomes: ``news`` (a watched change by another loop, or another member ended), ``all_waiting``
 (every running member's own loop is waiting, so nothing can change), ``stopping`` (the swarm
 began its stop), ``member_ending``, ``timeout``; ``cancelled`` is recorded when a wait is
-cancelled.  A change wakes only the waits it concerns: the bus calls ``changed`` once per
-committed record and each wait asks the channels whether the record is news to its loop.
+cancelled.  A wait the channels refuse (a path outside the grammar, an unknown file id: a
+tool error) is no wait and is not counted.  A change wakes only the waits it concerns: the bus
+calls ``changed`` once per committed record and each wait asks the channels whether the record
+is news to its loop.
 """
 
 from __future__ import annotations
@@ -144,6 +146,7 @@ class Waits:
         started = anyio.current_time()
         outcome = ""
         finished = False
+        refused = False
         news: list[WaitNews] = []
         ends: list[tuple[str, str]] = []
         key = f"{loop.span}#{wait_id}"
@@ -172,13 +175,17 @@ class Waits:
             if not outcome:
                 outcome = "timeout"
             finished = True
+        except ToolError:  # the channel refused what was asked (a bad path): no wait happened
+            refused = True
+            raise
         finally:
             if self._waiters.pop(key, None) is not None and own:
                 self._sleeping.discard(waiter.member)
             if not finished:  # cancelled (a hard stop, a member time limit...)
                 outcome = "cancelled"
             duration = anyio.current_time() - started
-            self._record(wait_id, loop.member, own, path, effective, timeout, duration, outcome)
+            if not refused:
+                self._record(wait_id, loop.member, own, path, effective, timeout, duration, outcome)
         return self._text(outcome, news, ends, waiter, effective)
 
     def _outcome(self, w: _Waiter) -> tuple[str, list[WaitNews], list[tuple[str, str]]]:
