@@ -111,3 +111,19 @@ def test_search_index_holds_the_guide_and_the_reference(site: Path) -> None:
     index = (site / "search" / "search_index.json").read_text()
     assert "swarm_on_submission" in index
     assert "Quickstart" in index
+
+
+def test_the_test_command_keeps_its_fixtures_out_of_the_users_virtualenv() -> None:
+    """The README's test command installs the test-only plugin distribution into a virtualenv
+    of its own, never into the quick start's ``.venv`` (it once did, so ``swarm plugins`` listed
+    the fixtures ``quorum`` and ``bulletin`` afterwards)."""
+    readme = (ROOT / "README.md").read_text()
+    script = (ROOT / "scripts" / "test.sh").read_text()
+    user_venv = re.search(r"python3 -m venv (\S+)", readme)
+    assert user_venv is not None and "bash scripts/test.sh" in readme
+    default = re.search(r'^VENV="\$\{SWARM_TEST_VENV:-(\S+)\}"$', script, re.MULTILINE)
+    assert default is not None, "scripts/test.sh chooses its virtualenv in one VENV= line"
+    assert default.group(1) != user_venv.group(1)
+    installs = [line for line in script.splitlines() if "-e tests/fixture_plugin" in line]
+    assert installs and all(line.startswith('"$VENV/bin/python"') for line in installs)
+    assert (ROOT / ".ci" / "run").read_text().count("scripts/test.sh") >= 1
