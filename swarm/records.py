@@ -16,6 +16,7 @@ from swarm._checks import as_float, as_whole, number_field
 
 __all__ = [
     "EVIDENCE_TYPE",
+    "evidence_entries",
     "INFO_SOURCE",
     "LEDGER_KEY",
     "MESSAGES_KEY",
@@ -63,6 +64,33 @@ EVIDENCE_TYPE = "evidence"
 """The ``type`` of the one info event that holds a run's evidence of channel activity: every
 write, view, notice line and wait, with ids and sizes, never text (``swarm.analysis.swarm_evidence``
 reads it)."""
+
+
+def evidence_entries(data: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The entries of an evidence event's ``data``, each one dict (``kind``, ``time``,
+    ``member`` and the fields of its kind), in order.
+
+    Reads the table form (version 2: ``schemas`` and ``rows``) and the earlier list of entries
+    (version 1: ``entries``); anything else, or a malformed row, gives nothing for it.
+    """
+    entries = data.get("entries")
+    if isinstance(entries, list):
+        return [dict(e) for e in entries if isinstance(e, dict)]
+    schemas, rows = data.get("schemas"), data.get("rows")
+    if not isinstance(schemas, list) or not isinstance(rows, list):
+        return []
+    found: list[dict[str, Any]] = []
+    for row in rows:
+        if not isinstance(row, list) or not row or not isinstance(row[0], int):
+            continue
+        index = row[0]
+        schema = schemas[index] if 0 <= index < len(schemas) else None
+        if not isinstance(schema, dict) or len(schema.get("fields") or ()) != len(row) - 1:
+            continue
+        values = dict(zip(schema["fields"], row[1:], strict=True))
+        found.append({"kind": schema.get("kind"), **values})
+    return found
+
 
 RESULT_KEY = "inspect_swarm:result"
 """The store key of the result record: each member's state and status, and the answer."""

@@ -10,6 +10,7 @@ from inspect_ai.log import EvalSample, resolve_sample_attachments
 
 from swarm import channel, controller, member, swarm
 from swarm.analysis import swarm_evidence
+from swarm.records import evidence_entries
 from swarm.testing import call, pause, run_eval, scripted_model, submit
 
 from helpers import result, shm_worker, statuses, tool_results
@@ -340,7 +341,26 @@ def test_evidence_is_one_event_per_run_whatever_the_writes(log_dir: Path) -> Non
     assert kinds[0] == kinds[1] == ["stop", "evidence", "result", "ledger", "metrics"]
     sample = runs[6]
     entries = swarm_evidence(sample)
-    assert next(d for d in info_events(sample) if d["type"] == "evidence")["entries"] == entries
+    # the event is a table: each kind of entry named once with its fields, then one row each
+    event = next(d for d in info_events(sample) if d["type"] == "evidence")
+    assert (event["version"], sorted(event)) == (2, ["rows", "schemas", "type", "version"])
+    assert len(event["rows"]) == len(entries)
+    delivered = [i for i, s in enumerate(event["schemas"]) if s["kind"] == "delivered"]
+    assert event["schemas"][delivered[0]]["fields"] == [
+        "time",
+        "member",
+        "loop",
+        "nested",
+        "channel",
+        "record",
+        "record_kind",
+        "seq",
+        "size",
+        "op",
+        "rejected",
+    ]
+    assert all(len(row) == len(event["schemas"][row[0]]["fields"]) + 1 for row in event["rows"])
+    assert evidence_entries(event) == entries
     writes = swarm_evidence(sample, "delivered")
     # w-2 is r's refused create: ids are stamped before admission, sequence numbers at commit
     assert [(e["member"], e["record"], e["seq"], e["size"]) for e in writes] == [
@@ -418,3 +438,16 @@ def test_evidence_of_the_earlier_form_is_read_too() -> None:
     )
     assert swarm_evidence(sample) == [{"kind": "delivered", "member": "a", "record": "w-1"}]
     assert swarm_evidence(sample, "read") == []
+    # and the one-event list of entries (version 1), beside the table (version 2)
+    listed = {"version": 1, "type": "evidence", "entries": [{"kind": "read", "member": "a"}]}
+    table = {
+        "version": 2,
+        "type": "evidence",
+        "schemas": [{"kind": "read", "fields": ["time", "member", "files"]}],
+        "rows": [[0, 0.5, "b", ["f-1"]], [1, 0.6, "c"], [0, 0.7, "c"], "x"],  # three malformed
+    }
+    sample.events = [InfoEvent(source="inspect_swarm", data=d) for d in (listed, table)]
+    assert swarm_evidence(sample) == [
+        {"kind": "read", "member": "a"},
+        {"kind": "read", "time": 0.5, "member": "b", "files": ["f-1"]},
+    ]

@@ -7,7 +7,7 @@ from typing import Any
 from inspect_ai.event import InfoEvent
 from inspect_ai.log import EvalSample
 
-from swarm.records import EVIDENCE_TYPE, INFO_SOURCE
+from swarm.records import EVIDENCE_TYPE, INFO_SOURCE, evidence_entries
 
 __all__ = ["swarm_evidence"]
 
@@ -29,9 +29,8 @@ def swarm_evidence(sample: EvalSample, kind: str | None = None) -> list[dict[str
         data = event.data
         if not isinstance(data, dict):
             continue
-        entries = data.get("entries")
-        if data.get("type") == EVIDENCE_TYPE and isinstance(entries, list):
-            found.extend(e for e in entries if isinstance(e, dict))
+        if data.get("type") == EVIDENCE_TYPE:
+            found.extend(evidence_entries(data))
         elif data.get("type") == "comm":  # the earlier form: one event per entry
             found.append({k: v for k, v in data.items() if k not in ("version", "type")})
     return [e for e in found if kind is None or e.get("kind") == kind]

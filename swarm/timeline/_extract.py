@@ -27,7 +27,14 @@ import attrs
 from inspect_ai.event import Event, InfoEvent, ModelEvent, SpanBeginEvent, ToolEvent
 from inspect_ai.log import EvalSample
 
-from swarm.records import EVIDENCE_TYPE, INFO_SOURCE, LEDGER_KEY, METRICS_KEY, RESULT_KEY
+from swarm.records import (
+    EVIDENCE_TYPE,
+    INFO_SOURCE,
+    LEDGER_KEY,
+    METRICS_KEY,
+    RESULT_KEY,
+    evidence_entries,
+)
 from swarm.timeline import _links
 from swarm.timeline._model import (
     ChannelWrite,
@@ -222,8 +229,8 @@ def _collect(
             continue
         evidence = _info(event, EVIDENCE_TYPE)
         if evidence is not None:  # the run's one evidence event, each entry timed by the run
-            for entry in evidence.get("entries") or []:
-                if isinstance(entry, dict) and entry.get("member") in names:
+            for entry in evidence_entries(evidence):
+                if entry.get("member") in names:
                     _comm(found, entry, float(entry.get("time") or 0.0))
             continue
         data = _info(event, "comm")  # the earlier form: one event per entry
