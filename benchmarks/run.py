@@ -193,6 +193,11 @@ COMPARISONS: list[tuple[str, str, str]] = [
     ("peer-shm", "floor", "baseline: 2.4 in time, 2.2 in RSS at n = 256"),
     ("swarm-shm", "peer-shm", "—"),
     ("fanout", "floor-fanout", "time <= 1.3, RSS <= 1.3 at n = 256"),
+    # the anatomy: swarm-shm over the same run with one part taken away
+    ("swarm-shm", "shm-no-wait", "anatomy: swarm_wait in every tool list"),
+    ("swarm-shm", "shm-poll", "anatomy: notices"),
+    ("swarm-shm", "shm-no-evidence", "anatomy: evidence entries"),
+    ("swarm-shm", "shm-no-status", "anatomy: status lines in write results"),
 ]
 PAIRED = {"fanout": "floor-fanout", "swarm-shm": "floor-shm"}
 """Modes whose comparison needs a second floor: running the mode runs that floor too."""
@@ -340,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--k", type=int, default=10, help="tool calls per member (default 10)")
     parser.add_argument(
-        "--modes", type=_modes, default=None, help=f"modes (default {','.join(MODES)})"
+        "--modes", type=_modes, default=None, help="modes (default: all but the anatomy shm-*)"
     )
     parser.add_argument("--quick", action="store_true", help=f"smoke run: --n {QUICK_N}")
     parser.add_argument("--repeat", type=int, default=1, help="sweeps to run; medians shown")
@@ -354,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     ns = args.n or _ints(QUICK_N if args.quick else DEFAULT_N)
-    modes = args.modes or list(MODES)
+    modes = args.modes or [name for name, mode in MODES.items() if "anatomy" not in mode.tags]
     if args.profile:
         if args.profile not in MODES:
             parser.error(f"--profile: unknown mode {args.profile!r}")

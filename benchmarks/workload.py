@@ -191,6 +191,81 @@ def build_swarm_shm(n: int, k: int) -> Any:
     )
 
 
+# -- the anatomy of swarm-shm: the same run with one part of the swarm taken away ------------
+# (benchmark-only patches of swarm-eval's internals, applied in the mode's own process; what a
+# part costs is swarm-shm minus the run without it)
+
+
+def _events(sample: Any, kind: str) -> list[Any]:
+    return [e for e in (sample.events if sample is not None else []) if e.event == kind]
+
+
+def check_no_wait(sample: Any) -> str | None:
+    """shm-no-wait's members were offered no ``swarm_wait``."""
+    offered = any(t.name == "swarm_wait" for e in _events(sample, "model") for t in e.tools)
+    return "swarm_wait was offered" if offered else None
+
+
+def check_poll(sample: Any) -> str | None:
+    """shm-poll's members got no notice."""
+    from swarm.analysis import swarm_evidence
+
+    return "a notice was given" if swarm_evidence(sample, "notified") else None
+
+
+def check_no_evidence(sample: Any) -> str | None:
+    """shm-no-evidence kept no entries."""
+    from swarm.analysis import swarm_evidence
+
+    return "evidence was kept" if swarm_evidence(sample) else None
+
+
+def check_no_status(sample: Any) -> str | None:
+    """shm-no-status's write results carry no status line."""
+    results = [str(e.result) for e in _events(sample, "tool") if e.function == "shared_memory"]
+    return "a status line was written" if any("Shared memory:" in r for r in results) else None
+
+
+def build_shm_no_wait(n: int, k: int) -> Any:
+    """swarm-shm without the ``swarm_wait`` tool in the members' tool lists."""
+    import swarm._run.engine as engine
+
+    offered = engine.kernel_tools
+
+    def without_wait(waits: Any, spawns: Any) -> list[Any]:
+        return offered(None, spawns)
+
+    engine.kernel_tools = without_wait  # type: ignore[assignment]
+    return build_swarm_shm(n, k)
+
+
+def build_shm_poll(n: int, k: int) -> Any:
+    """swarm-shm with every member in ``poll`` delivery: no notices."""
+    from swarm import channel, controller, member, swarm
+
+    return swarm(
+        members=member(swarm_shm_worker_factory(), count=n, delivery="poll"),
+        controller=controller("leaderless", stop_on_submission=False),
+        channels=[channel("shared_memory", **SHM_PARAMS)],
+    )
+
+
+def build_shm_no_evidence(n: int, k: int) -> Any:
+    """swarm-shm keeping no evidence entries (the evidence event is empty)."""
+    from swarm._run.evidence import EvidenceLog
+
+    EvidenceLog.add = lambda self, kind, member, **fields: None  # type: ignore[method-assign]
+    return build_swarm_shm(n, k)
+
+
+def build_shm_no_status(n: int, k: int) -> Any:
+    """swarm-shm whose write results do not end with the board's news (no status line)."""
+    from swarm.plugins.channels._board import Board
+
+    Board.status_line = lambda self, loop: None  # type: ignore[method-assign]
+    return build_swarm_shm(n, k)
+
+
 def build_peer_shm(n: int, k: int) -> Any:
     """inspect-swarm 0.1.0 with its ``shared_memory``, the shared-memory target's baseline."""
     from inspect_swarm import leaderless, member, shared_memory, swarm
@@ -252,6 +327,38 @@ MODES: dict[str, Mode] = {
         build=build_swarm_shm,
         script=shm_script,
         tool="shared_memory",
+    ),
+    "shm-no-wait": Mode(
+        description="anatomy: swarm-shm without swarm_wait in the tool lists",
+        build=build_shm_no_wait,
+        script=shm_script,
+        tool="shared_memory",
+        tags=("anatomy",),
+        check=check_no_wait,
+    ),
+    "shm-poll": Mode(
+        description="anatomy: swarm-shm with every member in poll delivery (no notices)",
+        build=build_shm_poll,
+        script=shm_script,
+        tool="shared_memory",
+        tags=("anatomy",),
+        check=check_poll,
+    ),
+    "shm-no-evidence": Mode(
+        description="anatomy: swarm-shm keeping no evidence entries",
+        build=build_shm_no_evidence,
+        script=shm_script,
+        tool="shared_memory",
+        tags=("anatomy",),
+        check=check_no_evidence,
+    ),
+    "shm-no-status": Mode(
+        description="anatomy: swarm-shm without the status line at the end of write results",
+        build=build_shm_no_status,
+        script=shm_script,
+        tool="shared_memory",
+        tags=("anatomy",),
+        check=check_no_status,
     ),
     "peer-shm": Mode(
         description="inspect-swarm 0.1.0: leaderless, channels=[shared_memory(rate=None, ...)] "
