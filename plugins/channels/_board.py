@@ -109,6 +109,8 @@ class _Loop:
     pending: set[str] = attrs.Factory(set)  # files that are news now
     unnotified: set[str] = attrs.Factory(set)  # pending files no news line has named yet
     cursor: int = 0  # how much of the board's change log this loop has taken in
+    # a result has told the loop the board's news since its last turn boundary
+    informed: bool = False
 
 
 @attrs.frozen
@@ -599,9 +601,11 @@ class Board:
         """``Shared memory: N files changed since you last viewed them (...)``, or ``None``.
 
         Names every file that is news to ``loop``; they count as told (so a deletion is news)
-        and covered (the next notice omits them until they change again).
+        and covered (the next notice omits them until they change again).  The loop has then
+        been told the board's news in this turn: its next ``notice`` is skipped.
         """
         lp = self._loop(loop)
+        lp.informed = True
         if not lp.pending:
             return None
         _, labels, _, _ = self._named(loop, lp, lp.pending)
@@ -611,10 +615,13 @@ class Board:
         """The notice line for what changed since the last notice, or ``None``.
 
         A notice covers what it names: the next one omits a file until another loop changes it
-        again.  Named files count as told (so a deletion is news).
+        again.  Named files count as told (so a deletion is news).  A turn whose results ended
+        with the board's news (a ``status_line``) gets no notice: at most one summary of the
+        board per turn; what changed since stays news for the next status line or notice.
         """
         lp = self._loop(loop)
-        if not lp.unnotified:
+        informed, lp.informed = lp.informed, False
+        if informed or not lp.unnotified:  # at most one summary of the board per turn
             return None
         files, labels, writers, first = self._named(loop, lp, lp.unnotified)
         lp.unnotified.clear()
