@@ -104,7 +104,7 @@ def _plugin_records(outcome: RunOutcome, hooks: RunHooks) -> None:
             if problem is not None:
                 hooks.fault(PluginError(plugin, "swarm_records", problem))
                 continue
-            write_record(key, key.rsplit(":", 1)[-1], _constant(record))
+            write_record(key, key.rpartition(":")[2], _constant(record))
 
 
 def write_record(key: str, kind: str, build: Callable[[], dict[str, Any]]) -> None:
