@@ -285,8 +285,10 @@ class Flaky(Exception):
 
 @modelapi(name="values-flaky")
 class FlakyModel(ModelAPI):
-    """Every other attempt fails with an error worth retrying (at once); the others submit 42
-    with 10 input tokens."""
+    """Every other attempt fails with an error worth retrying (Inspect retries it at once, a
+    model event of its own); the others succeed after one retry inside the provider's client
+    (counted on their model event, as Inspect's providers report theirs) and submit 42 with 10
+    input tokens."""
 
     def __init__(
         self,
@@ -303,6 +305,9 @@ class FlakyModel(ModelAPI):
         self.attempts += 1
         if self.attempts % 2 == 1:
             raise Flaky(f"attempt {self.attempts}")
+        from inspect_ai._util.retry import report_http_retry
+
+        report_http_retry()
         output = ModelOutput.for_tool_call(self.model_name, "submit", {"answer": "42"}, content="")
         output.usage = ModelUsage(input_tokens=10, output_tokens=0, total_tokens=10)
         return output
@@ -319,10 +324,11 @@ class FlakyModel(ModelAPI):
         return 1
 
 
-def test_a_retried_attempt_is_an_errored_call(log_dir: Path) -> None:
+def test_retried_attempts_are_errored_calls(log_dir: Path) -> None:
     model = get_model("values-flaky/x", memoize=False)
     sample = only_sample(run_eval(swarm(members=member(worker)), model=model, log_dir=log_dir))
     record = ledger(sample)
-    expected = {"calls": 1, "cache_replays": 0, "errored": 1, "no_usage": 0, "unpriced": 1}
+    # the failed attempt Inspect retried, and the client's retry inside the call that succeeded
+    expected = {"calls": 1, "cache_replays": 0, "errored": 2, "no_usage": 0, "unpriced": 1}
     assert record["calls"] == record["members"][0]["calls"] == expected
     assert record["swarm"]["usage"]["total_tokens"] == 10

@@ -94,22 +94,20 @@ def index_events(
     owner: dict[str | None, str] = {}
     if root_span is not None:
         owner[root_span] = RUNTIME
-    own_span: dict[str | None, bool] = {}
+    loop_spans: set[str | None] = set()  # the spans of members' own loops (not subagents')
     found = RunEvents()
     for event in events:
         if isinstance(event, SpanBeginEvent):
             name = member_spans.get(event.id)
             if name is not None:
                 owner[event.id] = name
-                own_span[event.id] = True
+                loop_spans.add(event.id)
             elif event.parent_id in owner:
                 owner[event.id] = owner[event.parent_id]
                 # a nested agent span starts a subagent's loop; other spans stay in the loop
                 # (the runtime's own checks run in a "gate" span: they are not the loop's)
-                own_span[event.id] = own_span.get(event.parent_id, False) and event.type not in (
-                    "agent",
-                    "gate",
-                )
+                if event.parent_id in loop_spans and event.type not in ("agent", "gate"):
+                    loop_spans.add(event.id)
             continue
         span_id = event.span_id
         who = owner.get(span_id)
@@ -117,11 +115,11 @@ def index_events(
             continue
         if isinstance(event, ModelEvent):
             _count(event, found.calls.setdefault(who, CallCounts()))
-            if own_span.get(span_id) and event.cache != "read" and not event.error:
+            if span_id in loop_spans and event.cache != "read" and not event.error:
                 found.own_calls[who] += 1
         elif isinstance(event, ToolEvent):
             found.tools.setdefault(who, []).append(event)
-        elif isinstance(event, ScoreEvent) and event.intermediate and own_span.get(span_id):
+        elif isinstance(event, ScoreEvent) and event.intermediate and span_id in loop_spans:
             found.gate_scores.setdefault(who, []).append(event)
     return found
 
