@@ -360,6 +360,27 @@ def test_a_members_own_records_are_not_news_to_it(log_dir: Path) -> None:
     assert record["tools_unwired"] == []
 
 
+def test_news_after_a_member_ended_is_not_news_to_it(log_dir: Path) -> None:
+    writer = [
+        pause(
+            0.6,
+            call("shared_memory", command="create", path="/shared_memory/a.md", file_text="x"),
+        ),
+        submit("w"),
+    ]
+    model = scripted_model({"writer": writer, "early": [call("noop", i=0), submit("e")]})
+    solver = swarm(
+        members=[member(shm_worker, name="writer"), member(unwired, name="early")],
+        channels=["shared_memory"],
+        controller=ALL_FINISH,
+    )
+    sample = only_sample(run_eval(solver, model=model, log_dir=log_dir))
+    members = by_name(result(sample)["members"])
+    # it ended before the write (which came at least 0.6 s after the writer started)
+    assert members["early"]["time"] < members["writer"]["started"] + 0.6
+    assert metrics(sample)["notify_unwired"] == []
+
+
 @agent
 def one_own_call() -> Agent:
     """After 0.3 s: one call of its own loop that completes, one that fails, one replayed from

@@ -7,8 +7,8 @@ events in the swarm's span tree outside every member belong to the runtime.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 import attrs
 from inspect_ai.event import Event, ModelEvent, ScoreEvent, SpanBeginEvent, ToolEvent
@@ -54,7 +54,7 @@ class RunEvents:
     """The run's model and tool events, by owner (a member's name or ``RUNTIME``)."""
 
     calls: dict[str, CallCounts] = attrs.field(factory=dict)
-    own_calls: dict[str, int] = attrs.field(factory=dict)
+    own_calls: Counter[str] = attrs.field(factory=Counter)
     tools: dict[str, list[ToolEvent]] = attrs.field(factory=dict)
     gate_scores: dict[str, list[ScoreEvent]] = attrs.field(factory=dict)
 
@@ -73,7 +73,7 @@ def _count(event: ModelEvent, into: CallCounts) -> None:
         into.errored += 1
         return
     into.calls += 1
-    usage = event.output.usage if event.output else None
+    usage = event.output.usage
     if usage is None:
         into.no_usage += 1
     elif usage.total_cost is None:
@@ -90,37 +90,36 @@ def index_events(
         root_span: the swarm's own span; ``None`` attributes only events inside member spans.
         member_spans: span id -> member name for every member's own agent span.
     """
-    owner: dict[str, str] = {}
+    # keyed by span id, never None: an event in no span has no owner
+    owner: dict[str | None, str] = {}
     if root_span is not None:
         owner[root_span] = RUNTIME
-    own_span: dict[str, bool] = {}
+    loop_spans: set[str | None] = set()  # the spans of members' own loops (not subagents')
     found = RunEvents()
     for event in events:
         if isinstance(event, SpanBeginEvent):
             name = member_spans.get(event.id)
             if name is not None:
                 owner[event.id] = name
-                own_span[event.id] = True
-            elif event.parent_id is not None and event.parent_id in owner:
+                loop_spans.add(event.id)
+            elif event.parent_id in owner:
                 owner[event.id] = owner[event.parent_id]
                 # a nested agent span starts a subagent's loop; other spans stay in the loop
                 # (the runtime's own checks run in a "gate" span: they are not the loop's)
-                own_span[event.id] = own_span.get(event.parent_id, False) and event.type not in (
-                    "agent",
-                    "gate",
-                )
+                if event.parent_id in loop_spans and event.type not in ("agent", "gate"):
+                    loop_spans.add(event.id)
             continue
-        span_id: Any = getattr(event, "span_id", None)
-        who = owner.get(span_id) if span_id is not None else None
+        span_id = event.span_id
+        who = owner.get(span_id)
         if who is None:
             continue
         if isinstance(event, ModelEvent):
             _count(event, found.calls.setdefault(who, CallCounts()))
-            if own_span.get(span_id) and event.cache != "read" and not event.error:
-                found.own_calls[who] = found.own_calls.get(who, 0) + 1
+            if span_id in loop_spans and event.cache != "read" and not event.error:
+                found.own_calls[who] += 1
         elif isinstance(event, ToolEvent):
             found.tools.setdefault(who, []).append(event)
-        elif isinstance(event, ScoreEvent) and event.intermediate and own_span.get(span_id):
+        elif isinstance(event, ScoreEvent) and event.intermediate and span_id in loop_spans:
             found.gate_scores.setdefault(who, []).append(event)
     return found
 

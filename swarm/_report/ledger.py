@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from inspect_ai.model import ModelAPI
@@ -16,13 +16,10 @@ from swarm._report.outcome import MemberEnd, RunOutcome
 __all__ = ["build_ledger", "ledger_from", "native_compaction_classes"]
 
 
-def _subclasses(cls: type) -> list[type]:
-    found: list[type] = []
-    sub: type
-    for sub in cls.__subclasses__():
-        found.append(sub)
-        found.extend(_subclasses(sub))
-    return found
+def _subclasses(classes: list[type[ModelAPI]]) -> Iterator[type[ModelAPI]]:
+    for c in classes:
+        yield c
+        yield from _subclasses(c.__subclasses__())
 
 
 def native_compaction_classes() -> list[str]:
@@ -31,8 +28,8 @@ def native_compaction_classes() -> list[str]:
     base = ModelAPI.compact
     names = {
         f"{c.__module__}.{c.__qualname__}"
-        for c in _subclasses(ModelAPI)
-        if getattr(c, "compact", base) is not base
+        for c in _subclasses(ModelAPI.__subclasses__())
+        if c.compact is not base
     }
     return sorted(names)
 
@@ -87,14 +84,14 @@ def build_ledger(
         and swarm.unpriced == 0
         and not unpriced_models
     )
-    scale = max(float(delta.total_tokens), 1.0)
+    scale = float(delta.total_tokens)
     attribution_complete = (
         total_complete
         and all(
             _near_zero(getattr(unattributed, f), scale)
             for f in ("input_tokens", "output_tokens", "total_tokens")
         )
-        and _near_zero(unattributed.total_cost, max(delta.total_cost or 0.0, 1.0))
+        and _near_zero(unattributed.total_cost, delta.total_cost or 0.0)
     )
     return {
         "version": 1,

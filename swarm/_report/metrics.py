@@ -5,6 +5,7 @@ communicated and waited, field for field as the spec has it.
 from __future__ import annotations
 
 import bisect
+import itertools
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -40,14 +41,9 @@ class MemberFacts:
 
 def longest_identical_run(tools: Sequence[ToolEvent]) -> int:
     """The longest run of consecutive tool calls with the same function and arguments."""
-    best = run = 0
-    previous: tuple[str, str] | None = None
-    for event in tools:
-        key = (event.function, json.dumps(event.arguments, sort_keys=True, default=str))
-        run = run + 1 if key == previous else 1
-        previous = key
-        best = max(best, run)
-    return best
+    # the arguments are the model's, parsed from JSON
+    keys = ((e.function, json.dumps(e.arguments, sort_keys=True)) for e in tools)
+    return max((len(list(run)) for _, run in itertools.groupby(keys)), default=0)
 
 
 def _comm(counts: CommCounts) -> dict[str, Any]:
@@ -121,7 +117,7 @@ def build_metrics(
             m.name
             for m in members
             if m.delivery == "notify"
-            and events.own_calls.get(m.name, 0) >= 2
+            and events.own_calls[m.name] >= 2
             and m.news_to_own_loop
             and not m.continue_wired
         ],

@@ -93,18 +93,17 @@ def _plugin_records(outcome: RunOutcome, hooks: RunHooks) -> None:
         if isinstance(records, PluginError):
             continue  # reported to the run already; the others are still written
         for key, record in records.items():
-            problem = None
+            problem: str | None
             if not isinstance(key, str) or key in KERNEL_KEYS:
                 problem = f"wrote the store key {key!r}, which is not a plugin's to write"
             elif not isinstance(record, dict):
                 problem = f"gave record {key!r} as {type(record).__name__}, not a mapping"
             else:
-                fault = _json_ready(plugin, record, hook="swarm_records")
-                problem = None if not isinstance(fault, PluginError) else fault.detail
+                problem = _json_problem(record)
             if problem is not None:
                 hooks.fault(PluginError(plugin, "swarm_records", problem))
                 continue
-            write_record(key, key.rsplit(":", 1)[-1], _constant(record))
+            write_record(key, key.rpartition(":")[2], _constant(record))
 
 
 def write_record(key: str, kind: str, build: Callable[[], dict[str, Any]]) -> None:
@@ -133,10 +132,12 @@ def _metrics(
                 plugin, "swarm_extra_metrics", f"metrics key {key!r} is the record's own"
             )
             hooks.fault(fault)
-            logger.error("%s", fault)
+            logger.error(str(fault))
             continue
         if not isinstance(extra, PluginError):
-            extra = _json_ready(plugin, extra)
+            problem = _json_problem(extra)
+            if problem is not None:
+                extra = PluginError(plugin, "swarm_extra_metrics", problem)
         if isinstance(extra, PluginError):
             hooks.fault(extra)
             record[key] = {"error": extra.message}
@@ -149,15 +150,13 @@ def _constant(record: dict[str, Any]) -> Callable[[], dict[str, Any]]:
     return lambda: record
 
 
-def _json_ready(
-    plugin: str, extra: dict[str, Any], hook: str = "swarm_extra_metrics"
-) -> dict[str, Any] | PluginError:
-    """The plugin's data if it is plain JSON (no NaN or infinity), else its fault."""
+def _json_problem(data: dict[str, Any]) -> str | None:
+    """What is wrong with a plugin's data if it is not plain JSON (NaN or infinity included)."""
     try:
-        json.dumps(extra, allow_nan=False)
+        json.dumps(data, allow_nan=False)
     except (TypeError, ValueError) as ex:
-        return PluginError(plugin, hook, f"returned data that is not plain JSON: {ex}")
-    return extra
+        return f"returned data that is not plain JSON: {ex}"
+    return None
 
 
 def run_outcome(
