@@ -176,27 +176,29 @@ def test_a_child_whose_parent_ended_is_refused_its_next_call(log_dir: Path) -> N
 
 FRESH = """
 import json
+import sys
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 from swarm import Budget, member, swarm
 from swarm.testing import Step, run_eval, scripted_model
 
 # an eval with no swarm first: nothing of swarm-eval is registered with Inspect yet
-eval(Task(dataset=[Sample(input="q", target="a")]), model="mockllm/model", log_dir="logs")
+eval(Task(dataset=[Sample(input="q", target="a")]), model="mockllm/model", log_dir=sys.argv[1])
 model = scripted_model({"*": [Step(reply="r", usage=(90, 10))] * 10})
 solver = swarm(members=member("swarm/worker", name="w"), budget=Budget(tokens=300))
-[sample] = run_eval(solver, model=model, log_dir="logs").samples
+[sample] = run_eval(solver, model=model, log_dir=sys.argv[1]).samples
 ledger = sample.store["inspect_swarm:ledger"]
 print("RESULT", json.dumps([ledger["members"][0]["status"], ledger["swarm"]["usage"]["total_tokens"]]))
 """
 
 
 def test_a_fresh_process_registers_the_hooks_when_its_first_swarm_runs(tmp_path: Path) -> None:
-    # the same swarm package as this process's (a mutation run's copy, say), in a new process
+    # the same swarm package as this process's (a mutation run's copy, say), in a new process,
+    # run where that package is (where a mutation run's configuration is)
     root = Path(swarm_package.__file__).resolve().parent.parent
     done = subprocess.run(
-        [sys.executable, "-c", FRESH],
-        cwd=tmp_path,
+        [sys.executable, "-c", FRESH, str(tmp_path / "logs")],
+        cwd=root,
         env={**os.environ, "PYTHONPATH": str(root), "INSPECT_DISPLAY": "none"},
         capture_output=True,
         text=True,
