@@ -142,6 +142,24 @@ def test_passing_the_cost_cap_overshoots_by_the_difference(log_dir: Path, priced
     assert record["caps"] == {"cost": 0.6, "tokens": None, "time": None}
 
 
+def test_only_the_call_that_reaches_the_cost_cap_ends_swarm_cap(
+    log_dir: Path, priced: None
+) -> None:
+    # four members' calls of $0.25 in flight together: the fifth call to complete takes the
+    # swarm past $1.10 and ends its member swarm_cap; the three calls of its round that
+    # complete after it (the swarm is stopping) end their members stopped
+    steps = [Step(tool="noop", args={"i": i}, sleep=0.05, usage=(250_000, 0)) for i in range(20)]
+    model = scripted_model({"*": steps})
+    solver = swarm(members=member(worker, count=4), budget=Budget(cost=1.1, grace=5))
+    sample = only_sample(run_eval(solver, model=model, log_dir=log_dir))
+    assert sorted(statuses(sample).values()) == ["stopped", "stopped", "stopped", "swarm_cap"]
+    record = ledger(sample)
+    assert record["stop_reason"] == "swarm_cap"
+    calls = record["calls"]["calls"]  # 8 when the four stay in step (every call is metered)
+    assert calls >= 5 and record["swarm"]["cost"] == 0.25 * calls
+    assert record["overshoot"] == {"cost": pytest.approx(0.25 * calls - 1.1)}
+
+
 def test_the_cost_cap_message(log_dir: Path, priced: None) -> None:
     model = scripted_model({"*": replies(10, (250_000, 0))})
     solver = swarm(members=member(catcher), budget=Budget(cost=0.75))

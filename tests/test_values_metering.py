@@ -193,8 +193,18 @@ print("RESULT", json.dumps([ledger["members"][0]["status"], ledger["swarm"]["usa
 
 
 def test_a_fresh_process_registers_the_hooks_when_its_first_swarm_runs(tmp_path: Path) -> None:
-    # the same swarm package as this process's (a mutation run's copy, say), in a new process,
-    # run where that package is (where a mutation run's configuration is)
+    # in this process (whose hooks an earlier swarm may have registered) the swarm stops at
+    # its cap of 300 tokens, in calls of 100 ...
+    model = scripted_model({"*": [Step(reply="r", usage=(90, 10))] * 10})
+    solver = swarm(members=member("swarm/worker", name="w"), budget=Budget(tokens=300))
+    here = ledger(only_sample(run_eval(solver, model=model, log_dir=tmp_path / "here")))
+    assert (here["members"][0]["status"], here["swarm"]["usage"]["total_tokens"]) == (
+        "swarm_cap",
+        300,
+    )
+    # ... and in a new process, whose first swarm registers them: the same swarm package as
+    # this process's (a mutation run's copy, say), run where that package is (where a
+    # mutation run's configuration is)
     root = Path(swarm_package.__file__).resolve().parent.parent
     done = subprocess.run(
         [sys.executable, "-c", FRESH, str(tmp_path / "logs")],
