@@ -142,6 +142,24 @@ def test_passing_the_cost_cap_overshoots_by_the_difference(log_dir: Path, priced
     assert record["caps"] == {"cost": 0.6, "tokens": None, "time": None}
 
 
+def test_only_the_call_that_reaches_the_cost_cap_ends_swarm_cap(
+    log_dir: Path, priced: None
+) -> None:
+    # four members' calls of $0.25 in flight together: the fifth call to complete takes the
+    # swarm past $1.10 and ends its member swarm_cap; the three calls of its round that
+    # complete after it (the swarm is stopping) end their members stopped
+    steps = [Step(tool="noop", args={"i": i}, sleep=0.05, usage=(250_000, 0)) for i in range(20)]
+    model = scripted_model({"*": steps})
+    solver = swarm(members=member(worker, count=4), budget=Budget(cost=1.1, grace=5))
+    sample = only_sample(run_eval(solver, model=model, log_dir=log_dir))
+    assert sorted(statuses(sample).values()) == ["stopped", "stopped", "stopped", "swarm_cap"]
+    record = ledger(sample)
+    assert record["stop_reason"] == "swarm_cap"
+    calls = record["calls"]["calls"]  # 8 when the four stay in step (every call is metered)
+    assert calls >= 5 and record["swarm"]["cost"] == 0.25 * calls
+    assert record["overshoot"] == {"cost": pytest.approx(0.25 * calls - 1.1)}
+
+
 def test_the_cost_cap_message(log_dir: Path, priced: None) -> None:
     model = scripted_model({"*": replies(10, (250_000, 0))})
     solver = swarm(members=member(catcher), budget=Budget(cost=0.75))
@@ -194,6 +212,47 @@ def test_weighted_shares_follow_the_roster_order(log_dir: Path) -> None:
     sample = only_sample(run_eval(solver, model=model, log_dir=log_dir))
     assert statuses(sample) == {"big": "submitted", "small": "share"}
     assert tokens(ledger(sample)) == {"big": 300, "small": 100}
+
+
+def test_a_spawned_member_spends_from_its_parents_share(log_dir: Path) -> None:
+    # weights 2:1 of 600 tokens: lead's share is 400, other's 200.  lead spawns helper (100
+    # tokens) and waits (100); helper's calls (100 each, from 0.3 s on) take lead's share to
+    # 400 at its second; lead's next call finds its share used up too
+    lead = [
+        Step(tool="spawn_child", args={"name": "helper", "task": "Help."}, usage=(90, 10)),
+        Step(tool="wait_for_children", args={}, usage=(90, 10)),
+        Step(submit="42", usage=(90, 10)),
+    ]
+    model = scripted_model(
+        {
+            "lead": lead,
+            "helper": [Step(reply="r", usage=(90, 10), sleep=0.3)] * 10,
+            "other": [Step(submit="7", usage=(40, 10))],
+        }
+    )
+    solver = swarm(
+        members=[
+            member("swarm/worker", name="lead", can_spawn=["worker"]),
+            member("swarm/worker", name="other"),
+        ],
+        templates={"worker": member("swarm/worker")},
+        controller=ALL_FINISH,
+        budget=Budget(tokens=600, split=[2, 1]),
+    )
+    sample = only_sample(run_eval(solver, model=model, log_dir=log_dir))
+    assert statuses(sample) == {"lead": "share", "other": "submitted", "helper": "share"}
+    assert tokens(ledger(sample)) == {"lead": 300, "other": 50, "helper": 200}
+    # the child is told whose share it spends from (not a weight of its own)
+    found = preambles(sample)
+    told = {name: found[name].split("\n\n")[1] for name in ("lead", "helper")}
+    assert told["lead"] == (
+        "The swarm's token budget is split between the members in fixed shares; yours is 67% "
+        "of it, and you stop when it is used up."
+    )
+    assert told["helper"] == (
+        "The swarm's token budget is split between the members; you spend from the same share "
+        "as lead, who spawned you, and you stop when it is used up."
+    )
 
 
 def test_an_equal_cost_share_ends_its_member_exactly_at_the_share(
@@ -417,6 +476,13 @@ def test_a_derived_cap_that_leaves_nothing_is_an_error(log_dir: Path) -> None:
         "budget.tokens: the sample's tokens limit 1000 less the reserve (10%) leaves nothing "
         "after the 900 already used; raise the limit or lower the reserve"
     ) in sample.error.message
+    # the failed run's ledger counts from the swarm's start too: the 900 tokens used before it
+    # are not the swarm's, attributed or not (they once were, as unattributed)
+    record = ledger(sample)
+    assert record["sample_limits"]["token"] == 1000
+    assert record["sample_delta"]["total_tokens"] == 0
+    assert record["unattributed"]["total_tokens"] == 0
+    assert record["calls"]["calls"] == 0
     # one token less before the swarm leaves a cap of exactly one token
     scripts["*"] = [Step(reply="x", usage=(800, 99))]
     sample = spend_then(solver, scripted_model(scripts), log_dir, token_limit=1000)
@@ -462,6 +528,45 @@ def test_the_grace_is_clipped_by_the_sample_time_limit(log_dir: Path) -> None:
     assert statuses(sample) == {"worker": "cancelled"}
     assert 0.5 < record["overshoot"]["time"] < 1.5
     assert record["budget"]["grace"] == 100.0  # the record keeps the budget as given
+
+
+def limits_with(remaining: float | None) -> Any:
+    """Sample limits whose time limit has ``remaining`` seconds left (``None``: no limit)."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(time=SimpleNamespace(remaining=remaining))
+
+
+@pytest.mark.parametrize(
+    ("grace", "remaining", "expected"),
+    [
+        (10.0, None, 10.0),  # no time limit: the grace as given
+        (10.0, 30.0, 10.0),  # half of what is left is more than the grace
+        (10.0, 20.0, 10.0),  # exactly half
+        (10.0, 6.0, 3.0),  # half of what is left
+        (10.0, 1.5, 0.75),  # below a second too
+        (10.0, 0.0, 0.0),
+        (10.0, -2.0, 0.0),  # past the limit: no grace, never a negative one
+        (0.0, 6.0, 0.0),
+    ],
+)
+def test_the_grace_is_half_the_time_left_at_most(
+    grace: float, remaining: float | None, expected: float
+) -> None:
+    from swarm._accounts.caps import effective_grace
+
+    assert effective_grace(Budget(grace=grace), limits_with(remaining)) == expected
+
+
+def test_the_time_overshoot_is_what_passed_the_time_cap() -> None:
+    from swarm._accounts.accounts import Accounts
+    from swarm._accounts.caps import SwarmCaps
+
+    accounts = Accounts(Budget(time=10))
+    accounts.caps = SwarmCaps(time=10.0)
+    assert accounts.overshoot(9.5) == {}
+    assert accounts.overshoot(10.0) == {}  # at the cap is not past it
+    assert accounts.overshoot(10.25) == {"time": 0.25}
 
 
 # -- split validation ---------------------------------------------------------------------------
@@ -617,6 +722,10 @@ def test_budget_numbers_are_normalised_and_bounded() -> None:
         ({"split": [1, True]}, "budget.split[1]: expected a number, got True"),
         ({"split": [2, 0]}, "budget.split[1]: weights must be finite and > 0, got 0"),
         ({"split": [-1]}, "budget.split[0]: weights must be finite and > 0, got -1"),
+        (
+            {"split": [1e308, 1e308]},
+            "budget.split: the weights add up to more than a float can hold",
+        ),
     ],
 )
 def test_bad_budget_values_name_the_field(fields: dict[str, Any], message: str) -> None:

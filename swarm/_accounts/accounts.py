@@ -10,14 +10,21 @@ from typing import Any
 from inspect_ai.model import ModelUsage
 from inspect_ai.util import SampleLimits
 
-from swarm._accounts.caps import Share, SwarmCaps, derive_caps, sample_limit_values, shares
+from swarm._accounts.caps import (
+    SAMPLE_LIMIT_KINDS,
+    Share,
+    SwarmCaps,
+    derive_caps,
+    sample_limit_values,
+    shares,
+)
 from swarm._accounts.limit_errors import (
     MemberLimitReached,
     ShareExhausted,
     SwarmCapReached,
     SwarmLimitError,
 )
-from swarm._accounts.meter import UsageMeter, per_model_delta, usage_minus, usage_sum
+from swarm._accounts.meter import UsageMeter, per_model_delta, usage_minus
 from swarm._inspect.private import sample_model_usage
 from swarm._spec.budget import Budget
 from swarm.records import MemberLimits
@@ -33,6 +40,8 @@ class Accounts:
         self.members: dict[str, UsageMeter] = {}
         self.limits: dict[str, MemberLimits] = {}
         self.runtime = UsageMeter()
+        # the final step's meter: there is no final step in this version, so the ledger writes
+        # it as zero
         self.final = UsageMeter()
         # running totals of the swarm for the caps (the swarm meter itself is the sum of the
         # parts, computed when asked)
@@ -41,11 +50,9 @@ class Accounts:
         self._cap_reached = False
         self.caps = SwarmCaps()
         self.shares: dict[str, Share] = {}
-        self.sample_limits: dict[str, float | int | None] = {
-            k: None for k in ("token", "cost", "message", "turn", "working", "time")
-        }
+        # set by ``begin``
+        self.sample_limits: dict[str, float | int | None] = dict.fromkeys(SAMPLE_LIMIT_KINDS)
         self._usage_at_start: dict[str, ModelUsage] = {}
-        self.in_final = False
         # whose share each member spends from, and each share owner's tokens and cost so far
         self.share_owner: dict[str, str] = {}
         self._spent: dict[str, list[Any]] = {}
@@ -59,16 +66,20 @@ class Accounts:
         """
         self.members[name] = UsageMeter()
         self.limits[name] = limits
-        owner = self.share_owner.get(share_of, name) if share_of is not None else name
+        owner = name if share_of is None else self.share_owner[share_of]
         self.share_owner[name] = owner
         self._spent.setdefault(owner, [0, 0.0])
 
     def begin(self, limits: SampleLimits, roster: Iterable[str]) -> None:
-        """Derive caps and shares from the sample's limits; snapshot the sample's usage."""
+        """Snapshot the sample's usage and limits; derive caps and shares from the limits.
+
+        The snapshot comes first: when the budget cannot be derived (``ConfigError``), the
+        records of the failed run still count only what was used from the swarm's start.
+        """
+        self._usage_at_start = sample_model_usage()
         self.sample_limits = sample_limit_values(limits)
         self.caps = derive_caps(self.budget, limits)
         self.shares = shares(self.budget, self.caps, list(roster))
-        self._usage_at_start = sample_model_usage()
 
     def sample_delta(self) -> dict[str, ModelUsage]:
         """The sample's usage per model since ``begin``."""
@@ -84,15 +95,16 @@ class Accounts:
     ) -> SwarmLimitError | None:
         """UsageMeter one completed call; return the limit error the calling member must get.
 
-        ``member`` is ``None`` for the runtime's own calls (the controller's, or the final
-        step's).  For a member, ``metered`` is Inspect's own running record of everything the
-        member spent (its ``UsageTap``): the meter is brought up to it, so usage the hook never
-        saw (a native compaction) counts before the caps are checked.  ``suspended`` marks a call
+        ``member`` is ``None`` (or not a member of this run) for a call made in the swarm outside
+        every member's task: it is the runtime's.  For a member, ``metered`` is Inspect's own
+        running record of everything the member spent (its ``UsageTap``): the meter is brought
+        up to it, so usage the hook never saw (a native compaction) counts before the caps are
+        checked.  ``suspended`` marks a call
         made while token metering was suspended: only its cost is metered.  A ``SwarmCapReached``
         means the swarm must stop with ``swarm_cap``.
         """
         if member is None or member not in self.members:
-            meter = self.final if self.in_final else self.runtime
+            meter = self.runtime
             if suspended:
                 meter.add_suspended(usage)
                 self._live_cost += usage.total_cost or 0.0
@@ -179,10 +191,6 @@ class Accounts:
         if self.caps.time is not None and wall_clock > self.caps.time:
             over["time"] = wall_clock - self.caps.time
         return over
-
-    def member_total(self) -> ModelUsage:
-        """The members' usage summed (a check on the swarm meter)."""
-        return usage_sum(m.usage for m in self.members.values())
 
     @staticmethod
     def unpriced_models(delta: Mapping[str, ModelUsage]) -> list[str]:

@@ -14,7 +14,15 @@ from inspect_ai.util import SampleLimits
 from swarm._spec.budget import Budget
 from swarm.errors import ConfigError
 
-__all__ = ["SwarmCaps", "Share", "derive_caps", "effective_grace", "sample_limit_values", "shares"]
+__all__ = [
+    "SAMPLE_LIMIT_KINDS",
+    "Share",
+    "SwarmCaps",
+    "derive_caps",
+    "effective_grace",
+    "sample_limit_values",
+    "shares",
+]
 
 logger = logging.getLogger("swarm")
 
@@ -40,16 +48,16 @@ class Share:
     tokens: int | None = None
 
 
+# the sample limits the ledger's ``sample_limits`` writes, named as ``SampleLimits`` names them
+SAMPLE_LIMIT_KINDS = ("token", "cost", "message", "turn", "working", "time")
+
+
 def sample_limit_values(limits: SampleLimits) -> dict[str, float | int | None]:
     """The sample's limits (not their usage), as the ledger's ``sample_limits`` writes them."""
-    return {
-        "token": limits.token.limit,
-        "cost": limits.cost.limit,
-        "message": limits.message.limit,
-        "turn": limits.turn.limit,
-        "working": limits.working.limit,
-        "time": limits.time.limit,
+    values: dict[str, float | int | None] = {
+        kind: getattr(limits, kind).limit for kind in SAMPLE_LIMIT_KINDS
     }
+    return values
 
 
 def _derive(
@@ -148,21 +156,32 @@ def shares(budget: Budget, caps: SwarmCaps, names: Sequence[str]) -> dict[str, S
     return result
 
 
-def split_sentence(budget: Budget, caps: SwarmCaps, weight_share: float | None) -> str | None:
-    """The preamble sentence about the budget split (``None`` when there is no cap)."""
+def split_sentence(
+    budget: Budget, caps: SwarmCaps, weight_share: float | None, *, spawned_by: str | None
+) -> str | None:
+    """The preamble sentence about the budget split (``None`` when there is no cap).
+
+    ``weight_share`` is a roster member's fraction of a weighted split; a member spawned at run
+    time (``spawned_by`` its parent) has no share of its own and is told whose it spends from.
+    """
     kinds = [k for k, v in (("cost", caps.cost), ("token", caps.tokens)) if v is not None]
     if not kinds:
         return None
     if budget.split == "pool":
         return "The budget is shared by all members."
     what = " and ".join(kinds)
+    if spawned_by is not None:
+        return (
+            f"The swarm's {what} budget is split between the members; you spend from the same "
+            f"share as {spawned_by}, who spawned you, and you stop when it is used up."
+        )
     if budget.split == "equal":
         return (
             f"The swarm's {what} budget is split equally between the members; you stop when "
             "your share is used up."
         )
-    share = 0.0 if weight_share is None else weight_share
+    assert weight_share is not None  # every roster member of a weighted split has a weight
     return (
         f"The swarm's {what} budget is split between the members in fixed shares; yours is "
-        f"{share:.0%} of it, and you stop when it is used up."
+        f"{weight_share:.0%} of it, and you stop when it is used up."
     )

@@ -38,7 +38,6 @@ class SwarmStopped(SwarmLimitError):
 
     def __init__(self, reason: str) -> None:
         super().__init__("custom", value=0, limit=0, message=f"Stopped by the swarm: {reason}")
-        self.reason = reason
 
 
 class SwarmCapReached(SwarmLimitError):

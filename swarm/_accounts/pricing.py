@@ -12,7 +12,7 @@ from swarm.errors import ConfigError
 __all__ = ["check_prices"]
 
 
-def check_prices(specs: Iterable[MemberSpec], *, all_members: bool = True) -> None:
+def check_prices(specs: Iterable[MemberSpec], *, all_members: bool) -> None:
     """Raise ``ConfigError`` naming each member model that has no cost data.
 
     ``specs`` are the members' records in roster order (a counted record once per member).

@@ -50,7 +50,8 @@ def preamble(
     if info.role:
         paragraphs.append(f"Your role: {info.role}.")
     if members > 1:
-        sentence = split_sentence(budget, caps, weight_share(budget, info.index))
+        share = weight_share(budget, info.index)
+        sentence = split_sentence(budget, caps, share, spawned_by=info.parent)
         if sentence:
             paragraphs.append(sentence)
     paragraphs.extend(text for text in instructions if text.strip())

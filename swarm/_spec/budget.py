@@ -84,13 +84,14 @@ class Budget:
 
 
 def budget_from(value: Budget | Mapping[str, Any] | None) -> Budget:
-    """A ``Budget`` from a ``Budget``, a mapping of its fields (topology files, ``-S``) or None."""
+    """A ``Budget`` from a ``Budget``, a mapping of its fields (topology files, ``-S``) or None.
+
+    Any other value is refused before this, where the swarm's arguments are checked.
+    """
     if value is None:
         return Budget()
     if isinstance(value, Budget):
         return value
-    if not isinstance(value, Mapping):
-        raise ConfigError(f"budget: expected a mapping of Budget fields, got {value!r}")
     known = {f.name for f in attrs.fields(Budget)}
     extra = sorted(repr(k) for k in set(value) - known)
     if extra:
