@@ -221,9 +221,9 @@ def test_fixture_factories_name_the_bad_field(
 def test_fixture_factories_build_plugins() -> None:
     catalog = PluginCatalog.load()
     assert catalog.lookup("controller", "quorum").factory(size=3).size == 3
-    board = catalog.lookup("channel", "bulletin").factory(path="/tmp/board")
+    board = catalog.lookup("channel", "bulletin").factory(path="/srv/board")
     assert board.name == "bulletin"
-    assert board.path == "/tmp/board"
+    assert board.path == "/srv/board"
 
 
 def test_unknown_parameter_is_refused_when_the_swarm_is_built() -> None:

@@ -594,16 +594,16 @@ def test_the_filesystem_channel_tells_members_where_to_share(log_dir: Path) -> N
     solver = swarm(
         members=[member(shm_worker, name="ann")],
         channels=[
-            channel("filesystem", shared="/work/", notes="/log.md", scratch="/tmp/{member}/x")
+            channel("filesystem", shared="/srv/team/", notes="/log.md", scratch="/scratch/{member}/x")
         ],
     )
     sample = run(solver, {"*": [submit("42")]}, log_dir)
     [event] = [e for e in sample.events if isinstance(e, ModelEvent)]
     assert event.input[-1].text.split("\n\n")[1] == (
         "The other members work in the same sandbox at the same time, so files can change under "
-        "you. Share files with them in /work. Read /work/log.md before you start and again as you "
+        "you. Share files with them in /srv/team. Read /srv/team/log.md before you start and again as you "
         "work, and append what you learn or decide to its end without changing anyone else's "
-        "text. Keep your own work in /tmp/ann/x, which no one else uses."
+        "text. Keep your own work in /scratch/ann/x, which no one else uses."
     )
     assert rows(sample)["ann"]["comm"] == {} and rows(sample)["ann"]["waits"] is None
 
