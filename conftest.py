@@ -119,19 +119,24 @@ def _diff(expected: str, actual: str, returncode: int) -> str:
     )
 
 
+def _run(args: list[str], workdir: Path) -> subprocess.CompletedProcess[str]:
+    """Run a block's command in its directory: output and errors together, within TIMEOUT."""
+    return subprocess.run(
+        args,
+        cwd=workdir,
+        env=_env(workdir),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+
+
 def run_console(example: Example) -> str | None:
     workdir = _workdir(example)
     for command, expected in commands(example.parsed):
-        done = subprocess.run(
-            ["bash", "-c", command],
-            cwd=workdir,
-            env=_env(workdir),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            timeout=TIMEOUT,
-            check=False,
-        )
+        done = _run(["bash", "-c", command], workdir)
         if not matches(expected, done.stdout):
             return f"$ {command}\n{_diff(expected, done.stdout, done.returncode)}"
     return None
@@ -142,16 +147,7 @@ def run_program(example: Example) -> str | None:
     # blank lines first, so that a traceback's line numbers are the page's
     program = workdir / "program.py"
     program.write_text("\n" * (example.line) + example.parsed)
-    done = subprocess.run(
-        [sys.executable, str(program)],
-        cwd=workdir,
-        env=_env(workdir),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
+    done = _run([sys.executable, str(program)], workdir)
     if done.returncode != 0:
         return f"the program exited with status {done.returncode}:\n{done.stdout}"
     return None

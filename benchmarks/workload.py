@@ -288,6 +288,19 @@ def build_peer(n: int, k: int) -> Any:
     )
 
 
+def _anatomy(what: str, build: Any, check: Any) -> Mode:
+    """An anatomy mode: swarm-shm's workload with one part taken away (not in the default
+    sweep)."""
+    return Mode(
+        description=f"anatomy: {what}",
+        build=build,
+        script=shm_script,
+        tool="shared_memory",
+        tags=("anatomy",),
+        check=check,
+    )
+
+
 MODES: dict[str, Mode] = {
     "floor": Mode(
         description="n react() agents in one anyio task group in a solver, no swarm (the floor)",
@@ -328,37 +341,19 @@ MODES: dict[str, Mode] = {
         script=shm_script,
         tool="shared_memory",
     ),
-    "shm-no-wait": Mode(
-        description="anatomy: swarm-shm without swarm_wait in the tool lists",
-        build=build_shm_no_wait,
-        script=shm_script,
-        tool="shared_memory",
-        tags=("anatomy",),
-        check=check_no_wait,
+    "shm-no-wait": _anatomy(
+        "swarm-shm without swarm_wait in the tool lists", build_shm_no_wait, check_no_wait
     ),
-    "shm-poll": Mode(
-        description="anatomy: swarm-shm with every member in poll delivery (no notices)",
-        build=build_shm_poll,
-        script=shm_script,
-        tool="shared_memory",
-        tags=("anatomy",),
-        check=check_poll,
+    "shm-poll": _anatomy(
+        "swarm-shm with every member in poll delivery (no notices)", build_shm_poll, check_poll
     ),
-    "shm-no-evidence": Mode(
-        description="anatomy: swarm-shm keeping no evidence entries",
-        build=build_shm_no_evidence,
-        script=shm_script,
-        tool="shared_memory",
-        tags=("anatomy",),
-        check=check_no_evidence,
+    "shm-no-evidence": _anatomy(
+        "swarm-shm keeping no evidence entries", build_shm_no_evidence, check_no_evidence
     ),
-    "shm-no-status": Mode(
-        description="anatomy: swarm-shm without the status line at the end of write results",
-        build=build_shm_no_status,
-        script=shm_script,
-        tool="shared_memory",
-        tags=("anatomy",),
-        check=check_no_status,
+    "shm-no-status": _anatomy(
+        "swarm-shm without the status line at the end of write results",
+        build_shm_no_status,
+        check_no_status,
     ),
     "peer-shm": Mode(
         description="inspect-swarm 0.1.0: leaderless, channels=[shared_memory(rate=None, ...)] "

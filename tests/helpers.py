@@ -6,6 +6,7 @@ from typing import Any
 
 from inspect_ai.agent import Agent, agent, react
 from inspect_ai.log import EvalSample
+from inspect_ai.model import GenerateConfig, ModelAPI
 from inspect_ai.tool import Tool, tool
 
 
@@ -111,3 +112,18 @@ def ended_member(name: str, status: str) -> Any:
         own_loop=None,
         continue_wired=False,
     )
+
+
+class FixedModelAPI(ModelAPI):
+    """A test model provider: Inspect's constructor signature, no client; subclasses write
+    ``generate``."""
+
+    def __init__(
+        self,
+        model_name: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        config: GenerateConfig = GenerateConfig(),  # noqa: B008  (Inspect's signature)
+        **model_args: Any,
+    ) -> None:
+        super().__init__(model_name, base_url, api_key, [], config)

@@ -14,8 +14,6 @@ import anyio
 import pytest
 from inspect_ai.agent import Agent, AgentState, agent, react
 from inspect_ai.model import (
-    GenerateConfig,
-    ModelAPI,
     ModelOutput,
     ModelUsage,
     get_model,
@@ -26,7 +24,17 @@ from inspect_ai.tool import Tool, tool
 from swarm import Budget, controller, member, swarm
 from swarm.testing import Step, fail, pause, reply, run_eval, scripted_model, submit
 
-from helpers import by_name, ended_member, ledger, metrics, only_sample, result, statuses, worker
+from helpers import (
+    FixedModelAPI,
+    by_name,
+    ended_member,
+    ledger,
+    metrics,
+    only_sample,
+    result,
+    statuses,
+    worker,
+)
 
 CLEAN_CALLS = {"calls": 0, "cache_replays": 0, "errored": 0, "no_usage": 0, "unpriced": 0}
 
@@ -183,18 +191,8 @@ def test_a_call_cancelled_in_flight_is_counted_errored(log_dir: Path, priced: No
 
 
 @modelapi(name="values-nousage")
-class NoUsage(ModelAPI):
+class NoUsage(FixedModelAPI):
     """A model that reports no usage for its calls (it always submits 42)."""
-
-    def __init__(
-        self,
-        model_name: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        config: GenerateConfig = GenerateConfig(),  # noqa: B008  (Inspect's signature)
-        **model_args: Any,
-    ) -> None:
-        super().__init__(model_name, base_url, api_key, [], config)
 
     async def generate(self, input: Any, tools: Any, tool_choice: Any, config: Any) -> ModelOutput:
         return ModelOutput.for_tool_call(self.model_name, "submit", {"answer": "42"}, content="")

@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 from inspect_ai.event import InfoEvent
 from inspect_ai.log import EvalSample
-from inspect_ai.model import GenerateConfig, ModelAPI, ModelOutput, ModelUsage, get_model, modelapi
+from inspect_ai.model import ModelOutput, ModelUsage, get_model, modelapi
 
 from swarm import PluginCatalog, controller, get_plugin_manager, hookimpl, member, swarm
 from swarm.testing import call, run_eval, scripted_model, submit
 
-from helpers import ledger, metrics, only_sample, result, shm_worker, worker
+from helpers import FixedModelAPI, ledger, metrics, only_sample, result, shm_worker, worker
 
 ALL_FINISH = controller("leaderless", stop_on_submission=False)
 
@@ -284,21 +284,14 @@ class Flaky(Exception):
 
 
 @modelapi(name="values-flaky")
-class FlakyModel(ModelAPI):
+class FlakyModel(FixedModelAPI):
     """Every other attempt fails with an error worth retrying (Inspect retries it at once, a
     model event of its own); the others succeed after one retry inside the provider's client
     (counted on their model event, as Inspect's providers report theirs) and submit 42 with 10
     input tokens."""
 
-    def __init__(
-        self,
-        model_name: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        config: GenerateConfig = GenerateConfig(),  # noqa: B008  (Inspect's signature)
-        **model_args: Any,
-    ) -> None:
-        super().__init__(model_name, base_url, api_key, [], config)
+    def __init__(self, model_name: str, *args: Any, **kwargs: Any) -> None:
+        super().__init__(model_name, *args, **kwargs)
         self.attempts = 0
 
     async def generate(self, input: Any, tools: Any, tool_choice: Any, config: Any) -> ModelOutput:

@@ -21,9 +21,7 @@ from inspect_ai.dataset import Sample
 from inspect_ai.event import InfoEvent
 from inspect_ai.log import EvalSample
 from inspect_ai.model import (
-    GenerateConfig,
     Model,
-    ModelAPI,
     ModelCost,
     ModelInfo,
     ModelOutput,
@@ -38,7 +36,7 @@ from inspect_ai.util import span
 from swarm import Budget, MemberLimits, controller, member, swarm
 from swarm.testing import ScriptedModelAPI, Step
 
-from helpers import by_name, ended_member, ledger, noop, statuses, worker
+from helpers import FixedModelAPI, by_name, ended_member, ledger, noop, statuses, worker
 
 FIELDS = (
     "input_tokens",
@@ -307,19 +305,9 @@ def test_a_model_used_only_before_the_swarm_is_not_unpriced(log_dir: Path, price
 
 
 @modelapi(name="values-cached")
-class CachedOnly(ModelAPI):
+class CachedOnly(FixedModelAPI):
     """A model whose every call is read from the provider's prompt cache: 250,000 cached input
     tokens, no other tokens (so its calls cost money and count no tokens)."""
-
-    def __init__(
-        self,
-        model_name: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        config: GenerateConfig = GenerateConfig(),  # noqa: B008  (Inspect's signature)
-        **model_args: Any,
-    ) -> None:
-        super().__init__(model_name, base_url, api_key, [], config)
 
     async def generate(self, input: Any, tools: Any, tool_choice: Any, config: Any) -> ModelOutput:
         out = ModelOutput.for_tool_call(self.model_name, "submit", {"answer": "42"}, content="")

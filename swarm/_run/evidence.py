@@ -20,7 +20,7 @@ from typing import Any
 
 from inspect_ai.log import transcript
 
-from swarm.records import EVIDENCE_TYPE, INFO_SOURCE, evidence_entries
+from swarm.records import EVIDENCE_TYPE, INFO_SOURCE
 
 __all__ = ["EvidenceLog"]
 
@@ -48,11 +48,6 @@ class EvidenceLog:
             {"kind": kind, "fields": ["time", "member", *names]} for kind, names in self._schemas
         ]
         return {"version": 2, "type": EVIDENCE_TYPE, "schemas": schemas, "rows": self._rows}
-
-    @property
-    def entries(self) -> list[dict[str, Any]]:
-        """The entries so far, each as one dict (``kind``, ``time``, ``member``, its fields)."""
-        return evidence_entries(self.data())
 
     def write(self) -> None:
         """Write the entries to the transcript as one info event (once; later calls do nothing)."""
