@@ -2,11 +2,10 @@
 
 Outcomes: ``news`` (a watched change by another loop, or another member ended), ``all_waiting``
 (every running member's own loop is waiting, so nothing can change), ``stopping`` (the swarm
-began its stop), ``member_ending``, ``timeout``; ``cancelled`` is recorded when a wait is
-cancelled.  A wait the channels refuse (a path outside the grammar, an unknown file id: a
-tool error) is no wait and is not counted.  A change wakes only the waits it concerns: the bus
-calls ``changed`` once per committed record and each wait asks the channels whether the record
-is news to its loop.
+began its stop), ``timeout``; ``cancelled`` is recorded when a wait is cancelled.  A wait the
+channels refuse (a path outside the grammar, an unknown file id: a tool error) is no wait and is
+not counted.  A change wakes only the waits it concerns: the bus calls ``changed`` once per
+committed record and each wait asks the channels whether the record is news to its loop.
 """
 
 from __future__ import annotations
@@ -24,29 +23,34 @@ from swarm.records import Record, WaitNews
 
 __all__ = ["OUTCOMES", "Waits", "waits_context"]
 
-OUTCOMES = ("news", "all_waiting", "stopping", "member_ending", "timeout", "cancelled")
+OUTCOMES = ("news", "all_waiting", "stopping", "timeout", "cancelled")
 
 waits_context: ContextVar[Waits | None] = ContextVar("swarm_waits", default=None)
 
 
 class _Waiter:
-    __slots__ = ("event", "loop", "member", "own", "path", "released")
+    """One wait of one loop: what it watches, and (armed before each sleep) the event that
+    wakes it and whether the release that woke it first found every member waiting."""
+
+    __slots__ = ("event", "everyone_waits", "loop", "member", "own", "path")
 
     def __init__(self, member: str, loop: str, own: bool, path: str | None) -> None:
         self.member = member
         self.loop = loop
         self.own = own
         self.path = path
+        self.event: anyio.Event
+        self.everyone_waits: bool
+
+    def arm(self) -> None:
+        """Ready for a sleep: not released yet."""
         self.event = anyio.Event()
-        self.released: str | None = None
+        self.everyone_waits = False
 
-    def why(self) -> str | None:
-        """What released the wait (``None`` while it sleeps)."""
-        return self.released
-
-    def release(self, outcome: str) -> None:
-        if self.released is None:
-            self.released = outcome
+    def release(self, everyone_waits: bool) -> None:
+        """Wake the wait; the first release says why."""
+        if not self.event.is_set():
+            self.everyone_waits = everyone_waits
         self.event.set()
 
 
@@ -54,12 +58,14 @@ class Waits:
     """Every wait in progress in one run.
 
     When every running member's own loop is waiting, ``everyone_waiting`` is set: the run
-    watches it, asks its decision hooks and then releases the waits (``release_all``), so no
-    decision is taken from inside a wait.
+    watches it, asks its decision hooks and then releases the waits (``release_all_waiting``),
+    so no decision is taken from inside a wait.  ``max_wait`` is the longest wait (the run's
+    channels' largest ``max_wait``, a positive number of seconds).
     """
 
-    def __init__(self, port: RunPort, bus: Bus, hooks: RunHooks) -> None:
+    def __init__(self, port: RunPort, bus: Bus, hooks: RunHooks, max_wait: float) -> None:
         self._port = port
+        self._max_wait = max_wait
         self._hooks = hooks
         self._bus = bus
         self.everyone_waiting = anyio.Event()
@@ -83,8 +89,8 @@ class Waits:
         ]
         return found, ends
 
-    def _release(self, w: _Waiter, outcome: str) -> None:
-        w.release(outcome)
+    def _release(self, w: _Waiter, everyone_waits: bool = False) -> None:
+        w.release(everyone_waits)
         if w.own:
             self._sleeping.discard(w.member)
 
@@ -92,21 +98,21 @@ class Waits:
         """A record was committed: wake the waits it is news to."""
         for w in list(self._waiters.values()):
             if w.loop != record.loop and self._news(w)[0]:
-                self._release(w, "news")
+                self._release(w)
 
     def member_ended(self, name: str, status: str) -> None:
-        """A member ended: that is news to every other wait; it may leave all others waiting."""
+        """A member ended: that is news to every wait (none is the ended member's own: its
+        waits ended with its agent); it may leave all others waiting."""
         self._ended.append((name, status))
         for w in list(self._waiters.values()):
-            if w.member == name and w.own:
-                self._release(w, "member_ending")
-            elif w.member != name:
-                self._release(w, "news")
+            self._release(w)
         self._check_all_waiting()
 
     def stopping(self) -> None:
-        """The swarm began its stop: release every wait."""
-        self.release_all("stopping")
+        """The swarm began its stop: release every wait (the bus is closed already, so each
+        finds that and ends ``stopping``)."""
+        for w in list(self._waiters.values()):
+            self._release(w)
 
     def waiting(self, member: str) -> bool:
         """Whether ``member``'s own loop is in a wait now."""
@@ -125,17 +131,18 @@ class Waits:
         """A fresh ``everyone_waiting`` (the run took in the last one)."""
         self.everyone_waiting = anyio.Event()
 
-    def release_all(self, outcome: str) -> None:
-        """Release every wait with ``outcome``."""
+    def release_all_waiting(self) -> None:
+        """Every running member's own loop waits (the run has asked its decision hooks):
+        release every wait with ``all_waiting``."""
         for w in list(self._waiters.values()):
-            self._release(w, outcome)
+            self._release(w, everyone_waits=True)
 
     # -- the tool body -------------------------------------------------------------------------
 
     async def wait(self, path: str | None, timeout: float | None) -> str:
         """Run one ``swarm_wait`` call for the calling loop and return what the model reads."""
         loop = self._bus.acting_loop()
-        max_wait = self._bus.max_wait or 600.0
+        max_wait = self._max_wait
         effective = max_wait if timeout is None else min(max(float(timeout), 1.0), max_wait)
         own = not loop.nested
         if own and self.waiting(loop.member):
@@ -144,11 +151,11 @@ class Waits:
         wait_id = f"x-{self._ids}"
         waiter = _Waiter(loop.member, loop.span, own, path)
         started = anyio.current_time()
-        outcome = ""
         finished = False
         refused = False
-        news: list[WaitNews] = []
-        ends: list[tuple[str, str]] = []
+        outcome: str  # each is set by the first look, before anything reads it
+        news: list[WaitNews]
+        ends: list[tuple[str, str]]
         key = f"{loop.span}#{wait_id}"
         try:
             with anyio.move_on_after(effective):
@@ -156,22 +163,17 @@ class Waits:
                     outcome, news, ends = self._outcome(waiter)
                     if outcome:
                         break
-                    waiter.released = None
-                    waiter.event = anyio.Event()
+                    waiter.arm()
                     self._waiters[key] = waiter
                     if own:
                         self._sleeping.add(waiter.member)
                         self._check_all_waiting()
                     await waiter.event.wait()
-                    self._waiters.pop(key, None)
-                    released = waiter.why()
-                    if released in ("all_waiting", "member_ending"):
-                        outcome = released
+                    if waiter.everyone_waits:
+                        outcome = "all_waiting"
                         news, ends = self._news(waiter)
                         break
-                    if released == "stopping":
-                        outcome = released
-                        break
+                    # any other release (news, a member ended, the stop): look again
             if not outcome:
                 outcome = "timeout"
             finished = True
@@ -179,7 +181,8 @@ class Waits:
             refused = True
             raise
         finally:
-            if self._waiters.pop(key, None) is not None and own:
+            self._waiters.pop(key, None)
+            if own:
                 self._sleeping.discard(waiter.member)
             if not finished:  # cancelled (a hard stop, a member time limit...)
                 outcome = "cancelled"
@@ -216,8 +219,6 @@ class Waits:
                     "Nothing can change: every member is waiting, has ended or has not started.",
                 ]
             )
-        if outcome == "member_ending":
-            return f"{w.member} is ending: its own agent has finished."
         if outcome == "timeout":
             return f"Nothing you waited for happened in {effective:g} s."
         return " ".join(lines)

@@ -94,7 +94,7 @@ class Watchers:
                 waits.rearm()
                 if waits.all_waiting() and not run.stopping:
                     run.quiescent("all_waiting", 0.0)
-                    waits.release_all("all_waiting")
+                    waits.release_all_waiting()
 
 
 async def cancel_after(
