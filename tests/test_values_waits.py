@@ -259,3 +259,19 @@ def test_a_controller_that_stops_when_everyone_waits_ends_the_waits_stopping(
     assert tool_results(sample, "swarm_wait") == [("The swarm is stopping.", None)] * 2
     assert outcomes(sample) == {"shm_worker-1": {"stopping": 1}, "shm_worker-2": {"stopping": 1}}
     assert result(sample)["stop_reason"] == "quiescence"
+
+
+def test_a_member_ending_while_the_others_wait_is_news_not_quiescence(log_dir: Path) -> None:
+    # the waits an end releases stop counting as waiting at once: the end does not make
+    # "everyone waits" true, so the quiescence controller does not stop the swarm
+    scripts = {"worker": [pause(1.0, submit("w"))], "*": [wait(), submit("x")]}
+    solver = board(
+        member(shm_worker, name="worker"),
+        member(shm_worker, name="a"),
+        member(shm_worker, name="b"),
+        controller_=controller("quiescence"),
+    )
+    sample = run(solver, scripts, log_dir)
+    assert tool_results(sample, "swarm_wait") == [("worker ended (submitted).", None)] * 2
+    assert outcomes(sample) == {"worker": {}, "a": {"news": 1}, "b": {"news": 1}}
+    assert result(sample)["stop_reason"] == "all_done"

@@ -29,8 +29,8 @@ waits_context: ContextVar[Waits | None] = ContextVar("swarm_waits", default=None
 
 
 class _Waiter:
-    """One wait of one loop: what it watches, and (armed before each sleep) the event that
-    wakes it and whether the release that woke it first found every member waiting."""
+    """One wait of one loop: what it watches, the event that wakes it (armed before each
+    sleep) and whether the release that woke it found every member waiting."""
 
     __slots__ = ("event", "everyone_waits", "loop", "member", "own", "path")
 
@@ -43,9 +43,8 @@ class _Waiter:
         self.everyone_waits: bool
 
     def arm(self) -> None:
-        """Ready for a sleep: not released yet."""
+        """Ready for a sleep: a fresh event (``everyone_waits`` is read only once it is set)."""
         self.event = anyio.Event()
-        self.everyone_waits = False
 
     def release(self, everyone_waits: bool) -> None:
         """Wake the wait; the first release says why."""
@@ -151,17 +150,16 @@ class Waits:
         wait_id = f"x-{self._ids}"
         waiter = _Waiter(loop.member, loop.span, own, path)
         started = anyio.current_time()
-        finished = False
-        refused = False
-        outcome: str  # each is set by the first look, before anything reads it
+        outcome = "cancelled"  # unless the wait ends below (a hard stop, a member time limit...)
+        found: str  # each is set by the first look, before anything reads it
         news: list[WaitNews]
         ends: list[tuple[str, str]]
         key = f"{loop.span}#{wait_id}"
         try:
             with anyio.move_on_after(effective):
                 while True:
-                    outcome, news, ends = self._outcome(waiter)
-                    if outcome:
+                    found, news, ends = self._outcome(waiter)
+                    if found:
                         break
                     waiter.arm()
                     self._waiters[key] = waiter
@@ -170,24 +168,20 @@ class Waits:
                         self._check_all_waiting()
                     await waiter.event.wait()
                     if waiter.everyone_waits:
-                        outcome = "all_waiting"
+                        found = "all_waiting"
                         news, ends = self._news(waiter)
                         break
                     # any other release (news, a member ended, the stop): look again
-            if not outcome:
-                outcome = "timeout"
-            finished = True
+            outcome = found or "timeout"
         except ToolError:  # the channel refused what was asked (a bad path): no wait happened
-            refused = True
+            outcome = ""
             raise
         finally:
             self._waiters.pop(key, None)
             if own:
                 self._sleeping.discard(waiter.member)
-            if not finished:  # cancelled (a hard stop, a member time limit...)
-                outcome = "cancelled"
             duration = anyio.current_time() - started
-            if not refused:
+            if outcome:
                 self._record(wait_id, loop.member, own, path, effective, timeout, duration, outcome)
         return self._text(outcome, news, ends, waiter, effective)
 
