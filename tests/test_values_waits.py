@@ -262,8 +262,8 @@ def test_a_controller_that_stops_when_everyone_waits_ends_the_waits_stopping(
 
 
 def test_a_member_ending_while_the_others_wait_is_news_not_quiescence(log_dir: Path) -> None:
-    # the waits an end releases stop counting as waiting at once: the end does not make
-    # "everyone waits" true, so the quiescence controller does not stop the swarm
+    # an end while the others wait wakes them with news; it is no quiescence: the quiescence
+    # controller does not stop the swarm, which ends all_done once the woken members submit
     scripts = {"worker": [pause(1.0, submit("w"))], "*": [wait(), submit("x")]}
     solver = board(
         member(shm_worker, name="worker"),
