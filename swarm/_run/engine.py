@@ -89,11 +89,8 @@ class SwarmRun:
         self.spawner = Spawner(self, self.hooks, spec.templates) if spec.spawns else None
         policy.spawner = self.spawner
         self.bus = Bus(self, self.hooks, channels, settings, rate)
-        self.waits = (
-            None
-            if settings.max_wait is None
-            else Waits(self, self.bus, self.hooks, settings.max_wait)
-        )
+        longest = settings.max_wait  # None: no channel can wake members, so no waits
+        self.waits = None if longest is None else Waits(self, self.bus, self.hooks, longest)
         kind = functools.partial(kernel_tool_kind, self.roster, self.spawner)
         tools = functools.partial(kernel_tools, self.waits)
         self.wiring = Wiring(self, self.hooks, self.bus, self.channel_names, kind, tools)
