@@ -261,15 +261,14 @@ class Board:
         known = f.content is not None or seen > 0 or f.id in lp.told
         return latest > seen and known
 
-    def _refresh(self, loop: str, lp: _Loop, f: _File, changed: bool) -> bool:
+    def _refresh(self, loop: str, lp: _Loop, f: _File, changed: bool) -> None:
         if self._is_news(loop, lp, f):
             lp.pending.add(f.id)
             if changed:
                 lp.unnotified.add(f.id)
-            return changed
-        lp.pending.discard(f.id)
-        lp.unnotified.discard(f.id)
-        return False
+        else:
+            lp.pending.discard(f.id)
+            lp.unnotified.discard(f.id)
 
     # -- writes ----------------------------------------------------------------------------
 
