@@ -243,13 +243,12 @@ class Board:
             if lp.member is not None:
                 raise ValueError(f"loop {loop!r} acts for {lp.member!r}, not {member!r}")
             lp.member = member
-        if lp.cursor < len(self._log):
-            # every change past the cursor is another loop's (a writer is caught up before it
-            # writes and takes in its own changes); a file's news depends on its state now, so
-            # each file is refreshed once
-            for file_id in dict.fromkeys(self._log[lp.cursor :]):
-                self._refresh(lp, self._files[file_id], changed=True)
-            lp.cursor = len(self._log)
+        # every change past the cursor is another loop's (a writer is caught up before it
+        # writes and takes in its own changes); a file's news depends on its state now, so each
+        # file is refreshed once
+        for file_id in dict.fromkeys(self._log[lp.cursor :]):
+            self._refresh(lp, self._files[file_id], changed=True)
+        lp.cursor = len(self._log)
         return lp
 
     @staticmethod
@@ -294,7 +293,7 @@ class Board:
         """Commit ``plan`` as the write recorded as ``record_id``."""
         if plan.serial in self._applied:
             raise ValueError("this plan was already applied")
-        lp = self._loop(plan.loop, plan.member)
+        lp = self._loop(plan.loop)  # ``plan`` registered the loop's member
         changes, contents = plan.changes, plan.contents
         if plan.revision != self._revision:  # something was written since: plan it again
             try:
@@ -314,7 +313,7 @@ class Board:
             f = self._commit(change, content, plan, record_id)
             done.append(attrs.evolve(change, file=f.id))
             # the writer saw what it wrote only if it had seen what it wrote over
-            if change.file is None or lp.seen.get(f.id, 0) == change.base:
+            if change.file is None or lp.seen.get(f.id) == change.base:
                 lp.seen[f.id] = f.version
             self._refresh(lp, f, changed=False)
             self._log.append(f.id)
@@ -562,8 +561,10 @@ class Board:
                 ranged=view_range is not None,
             )
             result = Viewed(text=body, files=(read,))
-        lp.seen[f.id] = f.version  # versions only grow: never below what the loop saw
-        self._refresh(lp, f, changed=False)
+        # versions only grow, so this is never below what the loop saw, and it is no news now
+        lp.seen[f.id] = f.version
+        lp.pending.discard(f.id)
+        lp.unnotified.discard(f.id)
         return result
 
     def _listing(self, path: str) -> Viewed:
