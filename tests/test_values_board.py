@@ -401,3 +401,35 @@ def test_a_loops_own_write_does_not_bring_back_news_it_was_told() -> None:
     write(board, "append", path=f"{R}/a", append_text="y")  # still unviewed: still news
     assert board.news("L1") == ("f-1",)
     assert board.notice("L1") is None  # but not a notice again: nothing changed since it was told
+
+
+def test_appending_to_an_empty_file_adds_no_blank_line() -> None:
+    board = Board()
+    write(board, "create", path=f"{R}/a", file_text="")
+    applied = write(board, "append", path=f"{R}/a", append_text="y")
+    assert applied.ack == "Appended to /shared_memory/a (f-1, now version 2)."
+    assert board.get("f-1").content == "y"  # type: ignore[union-attr]
+
+
+def test_a_viewed_file_is_not_in_the_next_notice() -> None:
+    board = Board()
+    board.add_loop("L1", "w-1")
+    write(board, "create", path=f"{R}/a", file_text="x", loop="L2", member="w-2")
+    write(board, "create", path=f"{R}/b", file_text="y", loop="L2", member="w-2")
+    board.view(f"{R}/a", member="w-1", loop="L1")
+    assert news_line(board, "L1").startswith(
+        "1 shared memory file changed since you last viewed it (f-2 new; by w-2)."
+    )
+    # a file changed again and viewed before the next notice is not in it either
+    write(board, "append", path=f"{R}/a", append_text="z", loop="L2", member="w-2")
+    board.view("f-1", member="w-1", loop="L1")
+    assert board.notice("L1") is None and board.news("L1") == ("f-2",)
+
+
+def test_a_file_created_and_deleted_unseen_is_in_no_notice() -> None:
+    board = Board()
+    board.add_loop("L1", "w-1")
+    write(board, "create", path=f"{R}/a", file_text="x", loop="L2", member="w-2")
+    assert board.news("L1") == ("f-1",)  # news, not yet in a notice
+    write(board, "delete", path=f"{R}/a", loop="L2", member="w-2")
+    assert board.news("L1") == () and board.notice("L1") is None
