@@ -96,8 +96,7 @@ class _File:
     writer: str
     record: str
     loop: str
-    # the latest version written by a loop other than ``loop`` (0: none), and its writer
-    other_version: int = 0
+    # the writer of the latest version written by a loop other than ``loop`` ("": none)
     other_writer: str = ""
 
 
@@ -180,9 +179,9 @@ class Board:
         self._paths: dict[str, str] = {}  # live path -> id
         self._dirs: dict[str, int] = {}  # implicit directory -> live files under it
         self._loops: dict[str, _Loop] = {}
-        # every committed change as (file id, writing loop): a loop takes in what changed
-        # since it last looked, so a write costs the same however many loops there are
-        self._log: list[tuple[str, str]] = []
+        # the id of the file of every committed change: a loop takes in what changed since it
+        # last looked, so a write costs the same however many loops there are
+        self._log: list[str] = []
         self._next_file = 1
         self._bytes = 0
         self._revision = 0  # bumped by every applied write
@@ -244,32 +243,30 @@ class Board:
             if lp.member is not None:
                 raise ValueError(f"loop {loop!r} acts for {lp.member!r}, not {member!r}")
             lp.member = member
-        if lp.cursor < len(self._log):
-            # a file's news depends on its state now, so each file is refreshed once, changed
-            # when any of its writes since is another loop's
-            changed: dict[str, bool] = {}
-            for file_id, writer in self._log[lp.cursor :]:
-                changed[file_id] = changed.get(file_id, False) or writer != loop
-            for file_id, by_other in changed.items():
-                self._refresh(loop, lp, self._files[file_id], changed=by_other)
-            lp.cursor = len(self._log)
+        # every change past the cursor is another loop's (a writer is caught up before it
+        # writes and takes in its own changes); a file's news depends on its state now, so each
+        # file is refreshed once
+        for file_id in dict.fromkeys(self._log[lp.cursor :]):
+            self._refresh(lp, self._files[file_id], changed=True)
+        lp.cursor = len(self._log)
         return lp
 
-    def _is_news(self, loop: str, lp: _Loop, f: _File) -> bool:
+    @staticmethod
+    def _is_news(lp: _Loop, f: _File) -> bool:
+        # a loop's own write is news to it only when it had not seen what it wrote over: then
+        # ``seen`` stays below that version, and so below the version it wrote
         seen = lp.seen.get(f.id, 0)
-        latest = f.version if f.loop != loop else f.other_version
         known = f.content is not None or seen > 0 or f.id in lp.told
-        return latest > seen and known
+        return f.version > seen and known
 
-    def _refresh(self, loop: str, lp: _Loop, f: _File, changed: bool) -> bool:
-        if self._is_news(loop, lp, f):
+    def _refresh(self, lp: _Loop, f: _File, changed: bool) -> None:
+        if self._is_news(lp, f):
             lp.pending.add(f.id)
             if changed:
                 lp.unnotified.add(f.id)
-            return changed
-        lp.pending.discard(f.id)
-        lp.unnotified.discard(f.id)
-        return False
+        else:
+            lp.pending.discard(f.id)
+            lp.unnotified.discard(f.id)
 
     # -- writes ----------------------------------------------------------------------------
 
@@ -296,7 +293,7 @@ class Board:
         """Commit ``plan`` as the write recorded as ``record_id``."""
         if plan.serial in self._applied:
             raise ValueError("this plan was already applied")
-        lp = self._loop(plan.loop, plan.member)
+        lp = self._loop(plan.loop)  # ``plan`` registered the loop's member
         changes, contents = plan.changes, plan.contents
         if plan.revision != self._revision:  # something was written since: plan it again
             try:
@@ -316,10 +313,10 @@ class Board:
             f = self._commit(change, content, plan, record_id)
             done.append(attrs.evolve(change, file=f.id))
             # the writer saw what it wrote only if it had seen what it wrote over
-            if change.file is None or lp.seen.get(f.id, 0) == change.base:
+            if change.file is None or lp.seen.get(f.id) == change.base:
                 lp.seen[f.id] = f.version
-            self._refresh(plan.loop, lp, f, changed=False)
-            self._log.append((f.id, plan.loop))
+            self._refresh(lp, f, changed=False)
+            self._log.append(f.id)
         lp.cursor = len(self._log)  # the writer has taken in its own changes
         return Applied(
             command=plan.command,
@@ -339,7 +336,7 @@ class Board:
             self._unlink(f)
             self._bytes -= f.size
             if f.loop != plan.loop:
-                f.other_version, f.other_writer = f.version, f.writer
+                f.other_writer = f.writer
             f.path, f.content, f.size, f.version = change.path, content, size, change.version
             f.writer, f.record, f.loop = plan.member, record, plan.loop
         if content is not None:
@@ -564,8 +561,10 @@ class Board:
                 ranged=view_range is not None,
             )
             result = Viewed(text=body, files=(read,))
-        lp.seen[f.id] = max(lp.seen.get(f.id, 0), f.version)
-        self._refresh(loop, lp, f, changed=False)
+        # versions only grow, so this is never below what the loop saw, and it is no news now
+        lp.seen[f.id] = f.version
+        lp.pending.discard(f.id)
+        lp.unnotified.discard(f.id)
         return result
 
     def _listing(self, path: str) -> Viewed:

@@ -22,8 +22,8 @@ def normal(value: str) -> str:
 
 def lines(content: str) -> list[str]:
     """The lines of ``content`` as ``view`` numbers them."""
-    out = content.split("\n") if content else []
-    if out and out[-1] == "":
+    out = content.split("\n")
+    if out[-1] == "":
         out.pop()
     return out
 
@@ -84,7 +84,7 @@ def view_slice(all_lines: list[str], view_range: Sequence[int]) -> tuple[list[st
     shown, (start, end), n = list(view_range), view_range, len(all_lines)
     if not 1 <= start <= n:
         raise BoardError("invalid", text.range_first(shown, start, n))
-    end = -1 if end > n else end
-    if end != -1 and end < start:
+    stop = n if end == -1 else end  # an end past the last line shows to the last line
+    if stop < start:
         raise BoardError("invalid", text.range_second(shown, end, start))
-    return all_lines[start - 1 : None if end == -1 else end], start
+    return all_lines[start - 1 : stop], start
