@@ -617,6 +617,8 @@ def test_the_filesystem_channel_tells_members_where_to_share(log_dir: Path) -> N
             "filesystem.scratch: must contain {member} exactly once and no other field, got '/{member}/{x}'",
         ),
         ({"notes": "a/b.md"}, "filesystem.notes: a file name inside /shared, got 'a/b.md'"),
+        # only slashes are stripped from the ends of a notes name, not other characters
+        ({"notes": "X/n.md"}, "filesystem.notes: a file name inside /shared, got 'X/n.md'"),
     ],
 )
 def test_filesystem_settings_name_the_field(params: dict[str, Any], message: str) -> None:
@@ -634,13 +636,28 @@ def test_the_filesystem_root_stays_a_root() -> None:
     assert (fs.shared, fs.notes, fs.scratch) == ("/", "n.md", "/scratch/{member}")
 
 
+def test_the_filesystem_defaults_and_names_kept_as_given() -> None:
+    from swarm.plugins.channels.filesystem import filesystem
+
+    fs = filesystem()
+    assert (fs.shared, fs.notes, fs.scratch) == ("/shared", "notes.md", "/scratch/{member}")
+    # only slashes are stripped: an X at either end is part of the name
+    fs = filesystem(shared="/srv/teamX/", notes="/X.mdX")
+    assert (fs.shared, fs.notes) == ("/srv/teamX", "X.mdX")
+
+
 # -- the bus outside a member ---------------------------------------------------------------------
 
 
 def test_the_channel_tools_outside_a_swarm() -> None:
     import anyio
 
-    from swarm.plugins.channels.shared_memory import shared_memory_tool
+    from swarm.plugins.channels.shared_memory import shared_memory, shared_memory_tool
+
+    # the channel object itself, asked to act with no swarm running
+    with pytest.raises(ToolError) as refused:
+        shared_memory().run("view", {"path": BOARD})
+    assert str(refused.value) == "shared_memory is only available inside a swarm"
 
     async def use() -> str:
         return str(await shared_memory_tool()(command="view", path=BOARD))
