@@ -195,10 +195,17 @@ def tally_channel() -> Tally:
     return TALLIES[-1]
 
 
+class Pulse:
+    """A channel that only makes the swarm offer ``swarm_wait``, for at most 0.3 seconds."""
+
+    max_wait = 0.3
+
+
 class TallyPlugin:
     @hookimpl
     def swarm_register_channels(self, register: Register) -> None:
         register("tally", tally_channel)
+        register("pulse", Pulse)
 
 
 def tally_catalog() -> PluginCatalog:
@@ -390,3 +397,16 @@ def test_a_write_by_a_member_that_has_ended_is_refused(log_dir: Path) -> None:
     sample = run(solver, scripts, log_dir)
     assert LATE == ["started", "leaver has ended."]
     assert comm_events(sample, "sent") == []
+
+
+def test_a_channels_max_wait_under_a_second_is_the_longest_wait(log_dir: Path) -> None:
+    scripts = {"*": [call("swarm_wait"), call("swarm_wait", timeout=30), submit("42")]}
+    solver = swarm(
+        members=[member(tally_worker, name="solo")], channels=["pulse"], plugins=tally_catalog()
+    )
+    sample = run(solver, scripts, log_dir)
+    # the swarm's max_wait is the channels' longest, here 0.3 s (not a second)
+    assert [w["timeout"] for w in comm_events(sample, "waited")] == [
+        {"requested": None, "effective": 0.3},
+        {"requested": 30.0, "effective": 0.3},
+    ]
