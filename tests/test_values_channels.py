@@ -574,6 +574,13 @@ def test_shared_memory_settings_at_their_edges() -> None:
     assert shared_memory(max_wait=1).max_wait == 1.0
     assert shared_memory(max_wait=3600).max_wait == 3600.0
     assert shared_memory().rate == (60, 60.0) and shared_memory().max_wait == 600.0
+    bounds = shared_memory().board.bounds
+    assert (
+        bounds.max_files,
+        bounds.max_file_bytes,
+        bounds.max_file_lines,
+        bounds.max_board_bytes,
+    ) == (100, 16_000, 1_000, 400_000)
 
 
 def test_the_filesystem_channel_tells_members_where_to_share(log_dir: Path) -> None:
@@ -617,6 +624,8 @@ def test_the_filesystem_channel_tells_members_where_to_share(log_dir: Path) -> N
             "filesystem.scratch: must contain {member} exactly once and no other field, got '/{member}/{x}'",
         ),
         ({"notes": "a/b.md"}, "filesystem.notes: a file name inside /shared, got 'a/b.md'"),
+        # only slashes are stripped from the ends of a notes name, not other characters
+        ({"notes": "X/n.md"}, "filesystem.notes: a file name inside /shared, got 'X/n.md'"),
     ],
 )
 def test_filesystem_settings_name_the_field(params: dict[str, Any], message: str) -> None:
@@ -634,13 +643,28 @@ def test_the_filesystem_root_stays_a_root() -> None:
     assert (fs.shared, fs.notes, fs.scratch) == ("/", "n.md", "/scratch/{member}")
 
 
+def test_the_filesystem_defaults_and_names_kept_as_given() -> None:
+    from swarm.plugins.channels.filesystem import filesystem
+
+    fs = filesystem()
+    assert (fs.shared, fs.notes, fs.scratch) == ("/shared", "notes.md", "/scratch/{member}")
+    # only slashes are stripped: an X at either end is part of the name
+    fs = filesystem(shared="/srv/teamX/", notes="/X.mdX")
+    assert (fs.shared, fs.notes) == ("/srv/teamX", "X.mdX")
+
+
 # -- the bus outside a member ---------------------------------------------------------------------
 
 
 def test_the_channel_tools_outside_a_swarm() -> None:
     import anyio
 
-    from swarm.plugins.channels.shared_memory import shared_memory_tool
+    from swarm.plugins.channels.shared_memory import shared_memory, shared_memory_tool
+
+    # the channel object itself, asked to act with no swarm running
+    with pytest.raises(ToolError) as refused:
+        shared_memory().run("view", {"path": BOARD})
+    assert str(refused.value) == "shared_memory is only available inside a swarm"
 
     async def use() -> str:
         return str(await shared_memory_tool()(command="view", path=BOARD))
@@ -799,7 +823,27 @@ def test_the_bus_resolves_channel_names(log_dir: Path) -> None:
 
 
 def test_only_a_member_can_use_the_bus() -> None:
-    clock = Clocked((1, 1.0))
+    from contextvars import copy_context
+
+    from swarm._run.bus import bus_context
+    from swarm._run.identity import member_context
+    from swarm.records import MemberInfo
+
+    clock, other = Clocked((1, 1.0)), Clocked((1, 1.0))
+    message = "only a member of this swarm can use its channels"
     with pytest.raises(ToolError) as info:
         clock.run.bus.acting_loop()
-    assert str(info.value) == "only a member of this swarm can use its channels"
+    assert str(info.value) == message
+
+    def acting(member: str | None, bus: Any) -> str:
+        bus_context.set(bus)
+        member_context.set(None if member is None else MemberInfo(name=member))
+        try:
+            return clock.run.bus.acting_loop().member
+        except ToolError as ex:
+            return str(ex)
+
+    # in the run's own task (no member), and in a member of another run
+    assert copy_context().run(acting, None, clock.run.bus) == message
+    assert copy_context().run(acting, "ann", other.run.bus) == message
+    assert copy_context().run(acting, "ann", clock.run.bus) == "ann"

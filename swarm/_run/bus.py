@@ -110,7 +110,6 @@ class Bus:
         self._port = port
         self._hooks = hooks
         self.channels = dict(channels)
-        self.rates = settings.rates
         self.max_wait = settings.max_wait
         self.rate_control = rate_control
         self.closed = False
