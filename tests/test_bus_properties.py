@@ -42,7 +42,7 @@ class FakeRun:
         pm.register(rate, name="swarm:rate")
         self.hooks = RunHooks(pm)
         port: RunPort = self  # the bus needs nothing of the run but its port
-        self.bus = Bus(port, self.hooks, channels, settings, rate)
+        self.bus = Bus(port, self.hooks, channels, rate)
         self.clock = 0.0
 
     def running(self) -> int:

@@ -87,6 +87,9 @@ def test_every_example_is_shown_running() -> None:
             "mutation.md",
             "mutation-records.md",
             "mutation-accounting.md",
+            "mutation-channels.md",
+            "mutation-waits.md",
+            "mutation-board.md",
         )
     ],
     ids=lambda p: p.name,

@@ -365,7 +365,7 @@ def waited(sample: EvalSample) -> list[dict[str, Any]]:
     return comm_events(sample, "waited")
 
 
-def test_a_wait_wakes_with_news_and_a_member_ending(log_dir: Path) -> None:
+def test_a_wait_wakes_with_news_and_with_another_members_end(log_dir: Path) -> None:
     scripts = {
         "writer": [pause(0.3, sm("create", path=f"{BOARD}/a.md", file_text="x")), submit("w")],
         "waiter": [

@@ -104,13 +104,11 @@ class Bus:
         port: RunPort,
         hooks: RunHooks,
         channels: Iterable[tuple[str, object]],
-        settings: ChannelSettings,
         rate_control: RateControl,
     ) -> None:
         self._port = port
         self._hooks = hooks
         self.channels = dict(channels)
-        self.max_wait = settings.max_wait
         self.rate_control = rate_control
         self.closed = False
         self.seq = 0

@@ -88,7 +88,7 @@ class SwarmRun:
         self.hooks = RunHooks(pm, on_fault=self.fail)
         self.spawner = Spawner(self, self.hooks, spec.templates) if spec.spawns else None
         policy.spawner = self.spawner
-        self.bus = Bus(self, self.hooks, channels, settings, rate)
+        self.bus = Bus(self, self.hooks, channels, rate)
         longest = settings.max_wait  # None: no channel can wake members, so no waits
         self.waits = None if longest is None else Waits(self, self.bus, self.hooks, longest)
         kind = functools.partial(kernel_tool_kind, self.roster, self.spawner)
