@@ -127,3 +127,52 @@ class FixedModelAPI(ModelAPI):
         **model_args: Any,
     ) -> None:
         super().__init__(model_name, base_url, api_key, [], config)
+
+
+# -- shared-memory runs (the channel value tests) ----------------------------------------------
+
+BOARD = "/shared_memory"
+
+
+def all_finish() -> Any:
+    """The leaderless controller that lets every member finish (a submission does not stop)."""
+    from swarm import controller
+
+    return controller("leaderless", stop_on_submission=False)
+
+
+def board(*members: Any, controller_: Any = None, budget: Any = None, **params: Any) -> Any:
+    """A swarm of ``members`` on one shared_memory channel (``params``); every member finishes
+    unless ``controller_`` says otherwise."""
+    from swarm import channel, swarm
+
+    return swarm(
+        members=list(members),
+        channels=[channel("shared_memory", **params)],
+        controller=all_finish() if controller_ is None else controller_,
+        budget=budget,
+    )
+
+
+def sm(command: str, **args: Any) -> Any:
+    """A scripted shared_memory call."""
+    from swarm.testing import call
+
+    return call("shared_memory", command=command, **args)
+
+
+def run_scripted(solver: Any, scripts: dict[str, Any], log_dir: Any, **kwargs: Any) -> EvalSample:
+    """Run ``solver`` on the scripted model (``scripts`` per member); the one sample, with its
+    attachments resolved."""
+    from inspect_ai.log import resolve_sample_attachments
+
+    from swarm.testing import run_eval, scripted_model
+
+    log = run_eval(solver, model=scripted_model(scripts), log_dir=log_dir, **kwargs)
+    return resolve_sample_attachments(only_sample(log))
+
+
+def shm_comm(sample: EvalSample, name: str) -> dict[str, Any]:
+    """A member's shared_memory counts in the metrics record."""
+    found: dict[str, Any] = by_name(metrics(sample)["members"])[name]["comm"]["shared_memory"]
+    return found

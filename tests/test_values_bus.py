@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
 
 from inspect_ai.agent import Agent, AgentState, agent, react
-from inspect_ai.log import EvalSample, resolve_sample_attachments
 from inspect_ai.model import ChatMessageUser
 from inspect_ai.tool import Tool, ToolDef, ToolError, tool
 
@@ -23,7 +21,6 @@ from swarm import (
     Register,
     Rejection,
     SwarmView,
-    controller,
     current_bus,
     get_plugin_manager,
     hookimpl,
@@ -32,28 +29,20 @@ from swarm import (
     swarm_on_continue,
     swarm_tools,
 )
-from swarm.testing import call, pause, run_eval, scripted_model, submit
+from swarm.testing import call, pause, submit
 
-from helpers import comm_events, metrics, noop, only_sample, tool_results
+from helpers import (
+    BOARD,
+    all_finish,
+    comm_events,
+    noop,
+    run_scripted,
+    shm_comm,
+    sm,
+    tool_results,
+)
 
-BOARD = "/shared_memory"
-ALL_FINISH = controller("leaderless", stop_on_submission=False)
 INVALID = "contains a character that is not valid Unicode (a lone surrogate); nothing was written"
-
-
-def sm(command: str, **args: Any) -> Any:
-    return call("shared_memory", command=command, **args)
-
-
-def run(solver: Any, scripts: dict[str, Any], log_dir: Path) -> EvalSample:
-    log = run_eval(solver, model=scripted_model(scripts), log_dir=log_dir)
-    return resolve_sample_attachments(only_sample(log))
-
-
-def comm(sample: EvalSample, name: str) -> dict[str, Any]:
-    [row] = [m for m in metrics(sample)["members"] if m["name"] == name]
-    found: dict[str, Any] = row["comm"]["shared_memory"]
-    return found
 
 
 # -- text that is not valid Unicode ------------------------------------------------------------------
@@ -98,7 +87,7 @@ def test_a_lone_surrogate_is_refused_and_escaped_in_the_evidence(log_dir: Path) 
         ]
     }
     solver = swarm(members=[member(surrogate_writer, name="w")], channels=["shared_memory"])
-    sample = run(solver, scripts, log_dir)
+    sample = run_scripted(solver, scripts, log_dir)
     assert tool_results(sample, "write_lone_surrogate") == [
         ("", f"the text {INVALID}"),
         ("", f"'path' {INVALID}"),
@@ -126,7 +115,7 @@ def test_a_lone_surrogate_is_refused_and_escaped_in_the_evidence(log_dir: Path) 
     ]
     [delivered] = comm_events(sample, "delivered")
     assert (delivered["record"], delivered["seq"]) == ("w-3", 1)
-    assert comm(sample, "w") == {
+    assert shm_comm(sample, "w") == {
         "records": 1,
         "record_bytes": 4,
         "rejections": {"invalid": 2},
@@ -234,10 +223,10 @@ def test_hooks_see_the_run_and_the_stamped_record_and_ids_fall_back_to_the_chann
     solver = swarm(
         members=[member(tally_worker, name="a"), member(tally_worker, name="b")],
         channels=["tally", "shared_memory"],
-        controller=ALL_FINISH,
+        controller=all_finish(),
         plugins=tally_catalog(),
     )
-    sample = run(solver, scripts, log_dir)
+    sample = run_scripted(solver, scripts, log_dir)
     assert tool_results(sample, "tally") == [("tally-1: 2", None), ("tally-2: 3", None)]
     [tally] = TALLIES[-1:]
     running = (("a", "running"), ("b", "running"))
@@ -273,10 +262,10 @@ def test_a_notice_joins_the_channels_lines(log_dir: Path) -> None:
     solver = swarm(
         members=[member(tally_worker, name="writer"), member(tally_worker, name="reader")],
         channels=["shared_memory", "tally"],
-        controller=ALL_FINISH,
+        controller=all_finish(),
         plugins=tally_catalog(),
     )
-    sample = run(solver, scripts, log_dir)
+    sample = run_scripted(solver, scripts, log_dir)
     notices = [
         m
         for e in sample.events
@@ -294,7 +283,7 @@ def test_a_notice_joins_the_channels_lines(log_dir: Path) -> None:
         'list them with path="/shared_memory".'
         for n in (1, 2)
     ]
-    assert comm(sample, "reader")["notices"] == 2
+    assert shm_comm(sample, "reader")["notices"] == 2
     notified = comm_events(sample, "notified")
     assert [(e["notice"], e["channel"]) for e in notified] == [
         ("n-1", "tally"),
@@ -327,9 +316,9 @@ def test_every_view_is_counted_and_a_range_and_the_news_come_back(log_dir: Path)
     solver = swarm(
         members=[member(tally_worker, name="writer"), member(tally_worker, name="reader")],
         channels=["shared_memory"],
-        controller=ALL_FINISH,
+        controller=all_finish(),
     )
-    sample = run(solver, scripts, log_dir)
+    sample = run_scripted(solver, scripts, log_dir)
     ranged, error = tool_results(sample, "shared_memory")[2]
     assert error is None
     # the range, and the news of the reader's own loop: the file it has not viewed yet
@@ -338,7 +327,7 @@ def test_every_view_is_counted_and_a_range_and_the_news_come_back(log_dir: Path)
         'record="w-1" lines="2-2">\n     2\ttwo\n</peer_file>\n\n'
         "Shared memory: 1 file changed since you last viewed it (f-2 new)."
     )
-    assert comm(sample, "reader") == {
+    assert shm_comm(sample, "reader") == {
         "records": 0,
         "record_bytes": 0,
         "rejections": {},
@@ -392,9 +381,9 @@ def test_a_write_by_a_member_that_has_ended_is_refused(log_dir: Path) -> None:
     solver = swarm(
         members=[member(leaves_a_write_behind, name="leaver"), member(tally_worker, name="stayer")],
         channels=["shared_memory"],
-        controller=ALL_FINISH,
+        controller=all_finish(),
     )
-    sample = run(solver, scripts, log_dir)
+    sample = run_scripted(solver, scripts, log_dir)
     assert LATE == ["started", "leaver has ended."]
     assert comm_events(sample, "sent") == []
 
@@ -404,7 +393,7 @@ def test_a_channels_max_wait_under_a_second_is_the_longest_wait(log_dir: Path) -
     solver = swarm(
         members=[member(tally_worker, name="solo")], channels=["pulse"], plugins=tally_catalog()
     )
-    sample = run(solver, scripts, log_dir)
+    sample = run_scripted(solver, scripts, log_dir)
     # the swarm's max_wait is the channels' longest, here 0.3 s (not a second)
     assert [w["timeout"] for w in comm_events(sample, "waited")] == [
         {"requested": None, "effective": 0.3},

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from inspect_ai.agent import Agent, agent, as_tool, react
-from inspect_ai.log import EvalSample, resolve_sample_attachments
+from inspect_ai.log import EvalSample
 from inspect_ai.model import ChatMessageUser
 from inspect_ai.tool import ToolError
 
@@ -27,43 +27,28 @@ from swarm import (
     swarm_on_continue,
     swarm_tools,
 )
-from swarm.testing import call, pause, run_eval, scripted_model, submit
+from swarm.testing import call, pause, submit
 
-from helpers import by_name, comm_events, metrics, only_sample, result, shm_worker, tool_results
-
-BOARD = "/shared_memory"
-ALL_FINISH = controller("leaderless", stop_on_submission=False)
-
-
-def board(*members: Any, controller_: Any = ALL_FINISH, budget: Any = None, **params: Any) -> Any:
-    return swarm(
-        members=list(members),
-        channels=[channel("shared_memory", **params)],
-        controller=controller_,
-        budget=budget,
-    )
-
+from helpers import (
+    BOARD,
+    board,
+    by_name,
+    comm_events,
+    metrics,
+    result,
+    run_scripted,
+    shm_comm,
+    shm_worker,
+    sm,
+    tool_results,
+)
 
 FIRST_ENDS = controller("leaderless")
 NO_GRACE = Budget(grace=0)
 
 
-def sm(command: str, **args: Any) -> Any:
-    return call("shared_memory", command=command, **args)
-
-
-def run(solver: Any, scripts: dict[str, Any], log_dir: Path, **kwargs: Any) -> EvalSample:
-    log = run_eval(solver, model=scripted_model(scripts), log_dir=log_dir, **kwargs)
-    return resolve_sample_attachments(only_sample(log))
-
-
 def rows(sample: EvalSample) -> dict[str, dict[str, Any]]:
     return by_name(metrics(sample)["members"])
-
-
-def comm(sample: EvalSample, name: str) -> dict[str, Any]:
-    found: dict[str, Any] = rows(sample)[name]["comm"]["shared_memory"]
-    return found
 
 
 # -- rejections, per control ----------------------------------------------------------------------
@@ -84,7 +69,7 @@ def test_each_refusal_is_counted_under_its_control(log_dir: Path) -> None:
         sm("append", path=f"{BOARD}/log.md", append_text="c"),  # rate
         submit("2"),
     ]
-    sample = run(
+    sample = run_scripted(
         board(
             member(shm_worker, name="first"),
             member(shm_worker, name="second"),
@@ -114,7 +99,7 @@ def test_each_refusal_is_counted_under_its_control(log_dir: Path) -> None:
         None,
         "rate limit: retry in 60 s",
     ]
-    assert comm(sample, "second") == {
+    assert shm_comm(sample, "second") == {
         "records": 2,
         "record_bytes": 4,  # "é" is two bytes
         "rejections": {
@@ -131,7 +116,7 @@ def test_each_refusal_is_counted_under_its_control(log_dir: Path) -> None:
         "listings": 0,
         "notices": 1,  # of first's plan.md
     }
-    assert comm(sample, "first") == {
+    assert shm_comm(sample, "first") == {
         "records": 1,
         "record_bytes": 4,
         "rejections": {},
@@ -171,14 +156,14 @@ def test_a_write_after_the_stop_is_refused_and_not_counted(log_dir: Path) -> Non
         member(shm_worker, name="late"),
         controller_=controller("leaderless"),
     )
-    sample = run(solver, scripts, log_dir, **{})
+    sample = run_scripted(solver, scripts, log_dir, **{})
     assert (
         tool_results(sample, "shared_memory")
         == [("", "the swarm is stopping; nothing more is delivered.")]
         or tool_results(sample, "shared_memory") == []
     )
-    assert comm(sample, "late")["rejections"] == {}
-    assert comm(sample, "late")["records"] == 0
+    assert shm_comm(sample, "late")["rejections"] == {}
+    assert shm_comm(sample, "late")["records"] == 0
     assert comm_events(sample, "sent") == []
 
 
@@ -194,11 +179,11 @@ def test_the_rate_window_lets_writes_through_again_once_it_has_passed(log_dir: P
             submit("42"),
         ]
     }
-    sample = run(board(member(shm_worker, name="writer"), rate=[1, 0.5]), scripts, log_dir)
+    sample = run_scripted(board(member(shm_worker, name="writer"), rate=[1, 0.5]), scripts, log_dir)
     errors = [error for _, error in tool_results(sample, "shared_memory")]
     assert errors == [None, "rate limit: retry in 1 s", None]
-    assert comm(sample, "writer")["records"] == 2
-    assert comm(sample, "writer")["rejections"] == {"rate": 1}
+    assert shm_comm(sample, "writer")["records"] == 2
+    assert shm_comm(sample, "writer")["rejections"] == {"rate": 1}
 
 
 class Clocked:
@@ -265,10 +250,10 @@ def test_notices_are_counted_per_member_and_name_ids(log_dir: Path) -> None:
         member(shm_worker, name="reader"),
         member(shm_worker, name="poller", delivery="poll"),
     )
-    sample = run(solver, scripts, log_dir)
-    assert comm(sample, "reader")["notices"] == 1  # the second turn has no news
-    assert comm(sample, "poller")["notices"] == 0
-    assert comm(sample, "writer")["notices"] == 0  # its own writes are not news
+    sample = run_scripted(solver, scripts, log_dir)
+    assert shm_comm(sample, "reader")["notices"] == 1  # the second turn has no news
+    assert shm_comm(sample, "poller")["notices"] == 0
+    assert shm_comm(sample, "writer")["notices"] == 0  # its own writes are not news
     [notified] = comm_events(sample, "notified")
     assert notified == {
         "time": notified["time"],
@@ -320,7 +305,7 @@ def test_evidence_names_ids_and_never_carries_the_text_written(log_dir: Path) ->
             submit("42"),
         ]
     }
-    sample = run(board(member(shm_worker, name="writer")), scripts, log_dir)
+    sample = run_scripted(board(member(shm_worker, name="writer")), scripts, log_dir)
     assert [error for _, error in tool_results(sample, "shared_memory")] == [None] * 8
     delivered = comm_events(sample, "delivered")
     assert [e["op"] for e in delivered] == [
@@ -346,7 +331,7 @@ def test_evidence_names_ids_and_never_carries_the_text_written(log_dir: Path) ->
     reads = comm_events(sample, "read")
     assert [(r["listing"], len(r["files"])) for r in reads] == [(False, 1), (True, 1)]
     assert reads[0]["files"][0]["file"] == "f-1" and reads[0]["files"][0]["version"] == 4
-    assert comm(sample, "writer") == {
+    assert shm_comm(sample, "writer") == {
         "records": 6,
         "record_bytes": 33,
         "rejections": {},
@@ -375,7 +360,7 @@ def test_a_wait_wakes_with_news_and_with_another_members_end(log_dir: Path) -> N
             submit("42"),
         ],
     }
-    sample = run(
+    sample = run_scripted(
         board(member(shm_worker, name="writer"), member(shm_worker, name="waiter")),
         scripts,
         log_dir,
@@ -420,7 +405,7 @@ def test_a_wait_times_out_after_its_timeout_clamped_to_max_wait(
         budget=NO_GRACE,
         max_wait=1,
     )
-    sample = run(solver, scripts, log_dir)
+    sample = run_scripted(solver, scripts, log_dir)
     assert tool_results(sample, "swarm_wait") == [("Nothing you waited for happened in 1 s.", None)]
     [event] = waited(sample)
     assert event["outcome"] == "timeout"
@@ -431,7 +416,7 @@ def test_a_wait_times_out_after_its_timeout_clamped_to_max_wait(
 
 def test_when_everyone_waits_every_wait_ends_all_waiting(log_dir: Path) -> None:
     scripts = {"*": [call("swarm_wait"), submit("42")]}
-    sample = run(board(member(shm_worker, count=2)), scripts, log_dir)
+    sample = run_scripted(board(member(shm_worker, count=2)), scripts, log_dir)
     assert (
         tool_results(sample, "swarm_wait")
         == [("Nothing can change: every member is waiting, has ended or has not started.", None)]
@@ -447,7 +432,7 @@ def test_a_stop_ends_a_wait_stopping(log_dir: Path) -> None:
     solver = board(
         member(shm_worker, name="quick"), member(shm_worker, name="waiter"), controller_=FIRST_ENDS
     )
-    sample = run(solver, scripts, log_dir)
+    sample = run_scripted(solver, scripts, log_dir)
     assert tool_results(sample, "swarm_wait") == [("The swarm is stopping.", None)]
     assert rows(sample)["waiter"]["waits_by_outcome"] == {"stopping": 1}
 
@@ -458,7 +443,7 @@ def test_a_wait_cut_short_by_a_member_time_limit_is_cancelled(log_dir: Path) -> 
         member(shm_worker, name="waiter", limits=MemberLimits(time=0.5)),
         member(shm_worker, name="other"),
     )
-    sample = run(solver, scripts, log_dir)
+    sample = run_scripted(solver, scripts, log_dir)
     row = rows(sample)["waiter"]
     assert row["waits_by_outcome"] == {"cancelled": 1}
     assert 0 < row["wait_time"] == row["idle_time"] < 0.5
@@ -498,7 +483,7 @@ def test_a_subagents_wait_is_wait_time_but_not_idle_time(log_dir: Path) -> None:
         ],
     }
     solver = board(member(shm_worker, name="writer"), member(delegator, name="delegator"))
-    sample = run(solver, scripts, log_dir)
+    sample = run_scripted(solver, scripts, log_dir)
     row = rows(sample)["delegator"]
     assert row["waits"] == 1 and row["waits_by_outcome"] == {"news": 1}
     assert row["idle_time"] == 0.0
@@ -518,7 +503,7 @@ def test_a_subagents_wait_is_wait_time_but_not_idle_time(log_dir: Path) -> None:
     }
     [write] = [e for e in comm_events(sample, "delivered") if e["member"] == "delegator"]
     assert (write["nested"], write["record"], write["size"]) == (True, "w-2", 17)
-    assert comm(sample, "delegator")["records"] == 1
+    assert shm_comm(sample, "delegator")["records"] == 1
 
 
 # -- channel configuration ----------------------------------------------------------------------------
@@ -594,7 +579,7 @@ def test_the_filesystem_channel_tells_members_where_to_share(log_dir: Path) -> N
             )
         ],
     )
-    sample = run(solver, {"*": [submit("42")]}, log_dir)
+    sample = run_scripted(solver, {"*": [submit("42")]}, log_dir)
     [event] = [e for e in sample.events if isinstance(e, ModelEvent)]
     assert event.input[-1].text.split("\n\n")[1] == (
         "The other members work in the same sandbox at the same time, so files can change under "
@@ -695,10 +680,10 @@ def test_the_channels_bounds_are_the_boards(log_dir: Path) -> None:
         max_file_bytes=10,
         max_board_bytes=10,
     )
-    sample = run(solver, scripts, log_dir)
+    sample = run_scripted(solver, scripts, log_dir)
     errors = [error for _, error in tool_results(sample, "shared_memory")]
     assert errors[:2] == [None, None]
-    assert comm(sample, "w")["rejections"] == {
+    assert shm_comm(sample, "w")["rejections"] == {
         "max_files": 1,
         "max_file_lines": 1,
         "max_board_bytes": 1,
@@ -715,7 +700,7 @@ def test_write_results_end_with_the_news_of_the_board(log_dir: Path) -> None:
             submit("42"),
         ],
     }
-    sample = run(
+    sample = run_scripted(
         board(member(shm_worker, name="first"), member(shm_worker, name="second")), scripts, log_dir
     )
     results = tool_results(sample, "shared_memory")
@@ -742,7 +727,7 @@ def test_write_results_end_with_the_news_of_the_board(log_dir: Path) -> None:
 def test_a_members_preamble_explains_the_board(log_dir: Path) -> None:
     from inspect_ai.event import ModelEvent
 
-    sample = run(board(member(shm_worker, name="solo")), {"*": [submit("42")]}, log_dir)
+    sample = run_scripted(board(member(shm_worker, name="solo")), {"*": [submit("42")]}, log_dir)
     [event] = [e for e in sample.events if isinstance(e, ModelEvent)]
     assert event.input[-1].text.split("\n\n")[1:] == [
         "Everyone in the swarm, and their subagents, shares one board of files, reached with the "
@@ -762,7 +747,7 @@ def test_a_wait_on_a_bad_path_is_a_tool_error(log_dir: Path) -> None:
             submit("42"),
         ]
     }
-    sample = run(board(member(shm_worker, name="solo")), scripts, log_dir)
+    sample = run_scripted(board(member(shm_worker, name="solo")), scripts, log_dir)
     errors = [error for _, error in tool_results(sample, "swarm_wait")]
     assert errors[0] == (
         "Invalid path '/shared_memory/../x': '.' and '..' are not allowed (paths are never "
@@ -780,7 +765,7 @@ def test_a_wait_after_the_stop_returns_at_once(log_dir: Path) -> None:
     solver = board(
         member(shm_worker, name="quick"), member(shm_worker, name="late"), controller_=FIRST_ENDS
     )
-    sample = run(solver, scripts, log_dir)
+    sample = run_scripted(solver, scripts, log_dir)
     found = tool_results(sample, "swarm_wait")
     assert found in ([("The swarm is stopping.", None)], [])  # [] if its tool call never runs
     if found:
@@ -815,7 +800,7 @@ def channel_prober() -> Agent:
 
 def test_the_bus_resolves_channel_names(log_dir: Path) -> None:
     scripts = {"*": [call("probe", name="shared_memory"), call("probe", name="nope"), submit("42")]}
-    sample = run(board(member(channel_prober, name="p")), scripts, log_dir)
+    sample = run_scripted(board(member(channel_prober, name="p")), scripts, log_dir)
     assert tool_results(sample, "probe") == [
         ("shared_memory", None),
         ("", "there is no channel 'nope' in this swarm"),

@@ -11,7 +11,7 @@ from typing import Any
 
 import anyio
 from inspect_ai.agent import Agent, AgentState, agent
-from inspect_ai.log import EvalSample, resolve_sample_attachments
+from inspect_ai.log import EvalSample
 from inspect_ai.tool import ToolError
 from inspect_ai.util import store
 
@@ -21,7 +21,6 @@ from swarm import (
     PluginCatalog,
     SwarmView,
     WaitNews,
-    channel,
     controller,
     get_plugin_manager,
     hookimpl,
@@ -29,26 +28,21 @@ from swarm import (
     swarm,
     swarm_wait,
 )
-from swarm.testing import call, pause, run_eval, scripted_model, submit
+from swarm.testing import call, pause, submit
 
-from helpers import by_name, comm_events, metrics, only_sample, result, shm_worker, tool_results
+from helpers import (
+    BOARD,
+    board,
+    by_name,
+    comm_events,
+    metrics,
+    result,
+    run_scripted,
+    shm_worker,
+    tool_results,
+)
 
-BOARD = "/shared_memory"
-ALL_FINISH = controller("leaderless", stop_on_submission=False)
 EVERYONE_WAITS = "Nothing can change: every member is waiting, has ended or has not started."
-
-
-def board(*members: Any, controller_: Any = ALL_FINISH, **params: Any) -> Any:
-    return swarm(
-        members=list(members),
-        channels=[channel("shared_memory", **params)],
-        controller=controller_,
-    )
-
-
-def run(solver: Any, scripts: dict[str, Any], log_dir: Path) -> EvalSample:
-    log = run_eval(solver, model=scripted_model(scripts), log_dir=log_dir)
-    return resolve_sample_attachments(only_sample(log))
 
 
 def outcomes(sample: EvalSample) -> dict[str, dict[str, int]]:
@@ -74,7 +68,7 @@ def test_news_and_an_end_found_together_are_one_line_each_joined_by_a_space(
         "writer": [create("a.md", "x"), submit("w")],
         "reader": [pause(1.0, wait()), submit("r")],
     }
-    sample = run(
+    sample = run_scripted(
         board(member(shm_worker, name="writer"), member(shm_worker, name="reader")),
         scripts,
         log_dir,
@@ -101,7 +95,7 @@ def test_an_ended_member_is_news_once_to_a_loop(log_dir: Path) -> None:
         member(shm_worker, name="waiter"),
         member(shm_worker, name="busy"),
     )
-    sample = run(solver, scripts, log_dir)
+    sample = run_scripted(solver, scripts, log_dir)
     assert tool_results(sample, "swarm_wait") == [
         ("quick ended (submitted).", None),
         ("Nothing you waited for happened in 1 s.", None),
@@ -130,7 +124,7 @@ def test_a_timed_out_wait_leaves_nothing_behind(log_dir: Path) -> None:
         "writer": [pause(2.5, create("a.md", "x")), wait(), submit("x")],
     }
     solver = board(member(shm_worker, name="waiter"), member(shm_worker, name="writer"), max_wait=4)
-    sample = run(solver, scripts, log_dir)
+    sample = run_scripted(solver, scripts, log_dir)
     assert tool_results(sample, "swarm_wait") == [
         ("Nothing you waited for happened in 1 s.", None),
         (EVERYONE_WAITS, None),
@@ -170,7 +164,7 @@ def double_waiter() -> Agent:
 def test_a_member_has_one_wait_at_a_time(log_dir: Path) -> None:
     scripts = {"busy": [pause(2.0, submit("b"))]}
     solver = board(member(double_waiter, name="double"), member(shm_worker, name="busy"))
-    sample = run(solver, scripts, log_dir)
+    sample = run_scripted(solver, scripts, log_dir)
     assert sample.store["said"] == [
         "refused: double is already waiting: one wait at a time.",
         "Nothing you waited for happened in 1 s.",
@@ -239,7 +233,7 @@ def test_news_found_when_everyone_waits_comes_before_the_all_waiting_line(
         plugins=PluginCatalog(pm, sources),
     )
     scripts = {"late": [submit("l")], "*": [wait(), submit("e")]}
-    sample = run(solver, scripts, log_dir)
+    sample = run_scripted(solver, scripts, log_dir)
     assert tool_results(sample, "swarm_wait") == [(f"late started. {EVERYONE_WAITS}", None)] * 2
     assert outcomes(sample) == {
         "early-1": {"all_waiting": 1},
@@ -255,7 +249,7 @@ def test_a_controller_that_stops_when_everyone_waits_ends_the_waits_stopping(
     # the stop releases the waits before the all_waiting release: the first release says why
     scripts = {"*": [wait(), submit("late")]}
     solver = board(member(shm_worker, count=2), controller_=controller("quiescence"))
-    sample = run(solver, scripts, log_dir)
+    sample = run_scripted(solver, scripts, log_dir)
     assert tool_results(sample, "swarm_wait") == [("The swarm is stopping.", None)] * 2
     assert outcomes(sample) == {"shm_worker-1": {"stopping": 1}, "shm_worker-2": {"stopping": 1}}
     assert result(sample)["stop_reason"] == "quiescence"
@@ -271,7 +265,7 @@ def test_a_member_ending_while_the_others_wait_is_news_not_quiescence(log_dir: P
         member(shm_worker, name="b"),
         controller_=controller("quiescence"),
     )
-    sample = run(solver, scripts, log_dir)
+    sample = run_scripted(solver, scripts, log_dir)
     assert tool_results(sample, "swarm_wait") == [("worker ended (submitted).", None)] * 2
     assert outcomes(sample) == {"worker": {}, "a": {"news": 1}, "b": {"news": 1}}
     assert result(sample)["stop_reason"] == "all_done"
