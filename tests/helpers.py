@@ -176,3 +176,17 @@ def shm_comm(sample: EvalSample, name: str) -> dict[str, Any]:
     """A member's shared_memory counts in the metrics record."""
     found: dict[str, Any] = by_name(metrics(sample)["members"])[name]["comm"]["shared_memory"]
     return found
+
+
+def notice_messages(sample: EvalSample) -> list[Any]:
+    """The ``[Swarm notice]`` user messages in the model calls' inputs, in event order (a notice
+    is in every later call's input too, so each appears once per call that carries it)."""
+    from inspect_ai.model import ChatMessageUser
+
+    return [
+        m
+        for e in sample.events
+        if e.event == "model"
+        for m in e.input
+        if isinstance(m, ChatMessageUser) and m.text.startswith("[Swarm notice]")
+    ]

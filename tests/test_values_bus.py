@@ -9,7 +9,6 @@ import asyncio
 from pathlib import Path
 
 from inspect_ai.agent import Agent, AgentState, agent, react
-from inspect_ai.model import ChatMessageUser
 from inspect_ai.tool import Tool, ToolDef, ToolError, tool
 
 from swarm import (
@@ -36,6 +35,7 @@ from helpers import (
     all_finish,
     comm_events,
     noop,
+    notice_messages,
     run_scripted,
     shm_comm,
     sm,
@@ -266,13 +266,7 @@ def test_a_notice_joins_the_channels_lines(log_dir: Path) -> None:
         plugins=tally_catalog(),
     )
     sample = run_scripted(solver, scripts, log_dir)
-    notices = [
-        m
-        for e in sample.events
-        if getattr(e, "event", None) == "model"
-        for m in e.input  # type: ignore[attr-defined]
-        if isinstance(m, ChatMessageUser) and m.text.startswith("[Swarm notice]")
-    ]
+    notices = notice_messages(sample)
     texts = list(dict.fromkeys(m.text for m in notices))
     ids = list(dict.fromkeys(m.metadata["inspect_swarm"]["id"] for m in notices))
     assert ids == ["n-1", "n-2"]

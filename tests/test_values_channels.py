@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 from inspect_ai.agent import Agent, agent, as_tool, react
 from inspect_ai.log import EvalSample
-from inspect_ai.model import ChatMessageUser
 from inspect_ai.tool import ToolError
 
 from swarm import (
@@ -35,6 +34,7 @@ from helpers import (
     by_name,
     comm_events,
     metrics,
+    notice_messages,
     result,
     run_scripted,
     shm_comm,
@@ -266,13 +266,7 @@ def test_notices_are_counted_per_member_and_name_ids(log_dir: Path) -> None:
         "ids": notified["ids"],
     }
     assert [i["file"] for i in notified["ids"]] == ["f-1", "f-2"]
-    notices = [
-        m
-        for m in sample.events
-        if getattr(m, "event", None) == "model"
-        for m in m.input  # type: ignore[attr-defined]
-        if isinstance(m, ChatMessageUser) and m.text.startswith("[Swarm notice]")
-    ]
+    notices = notice_messages(sample)
     assert notices[0].text == (
         "[Swarm notice] 2 shared memory files changed since you last viewed them (f-1 new, f-2 "
         'new; by writer). View one with shared_memory(command="view", path="f-1"), or list '
