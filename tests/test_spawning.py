@@ -291,6 +291,26 @@ def test_children_still_running_when_their_parent_ends_are_torn_down() -> None:
         assert store(sample, key)["version"] == 1
 
 
+def test_a_torn_down_child_ends_the_sample_with_it_under_the_default_grace() -> None:
+    # the default grace (120 s): the teardown waits for the child to end, not for the grace.
+    # The child's call in flight finishes, its next one is refused (parent_ended) and it ends
+    # "stopped"; the sample ends with it.  A teardown that waited out the grace would hold the
+    # sample ~120 s (cut by pytest's timeout).
+    lead = [call("spawn_child", name="a", task="t"), submit("done")]
+    slow = [pause(0.3, call("bash", command="true"))] * 3
+    sample = lead_and(
+        {"a": slow}, lead, controller=controller("leaderless", stop_on_submission=False)
+    )
+    record = result(sample)
+    assert record["stop_reason"] == "all_done"
+    ended = {m["name"]: (m["status"], m["time"]) for m in record["members"]}
+    assert ended["lead"][0] == "submitted" and ended["a"][0] == "stopped"
+    assert ended["lead"][1] < ended["a"][1]
+    wall_clock = store(sample, "metrics")["wall_clock"]
+    assert 0 <= wall_clock - ended["a"][1] < 1.0
+    assert wall_clock < 5.0  # one paused call, not the 120 s grace
+
+
 def test_the_spawning_tools_take_no_identity_from_the_model() -> None:
     from inspect_ai.tool import ToolDef
 

@@ -36,6 +36,7 @@ class RunMember:
         "_view",
         "agent_state",
         "delivery",
+        "done",
         "ended",
         "entry",
         "error",
@@ -78,6 +79,7 @@ class RunMember:
         # a spawned member's task (its whole input), and whether its parent's end tears it down
         self.task: str | None = None
         self.torn_down = False
+        self.done: anyio.Event | None = None  # set when it ends, once someone waits for that
 
     def __setattr__(self, name: str, value: Any) -> None:
         object.__setattr__(self, name, value)
@@ -85,6 +87,17 @@ class RunMember:
             object.__setattr__(self, "_view", None)
             if self._on_change is not None:
                 self._on_change()
+
+    def ended_event(self) -> anyio.Event:
+        """An event set when the member ends (already set if it has): made on first use, in
+        the run's event loop."""
+        import anyio
+
+        if self.done is None:
+            self.done = anyio.Event()
+            if self.state == "ended":
+                self.done.set()
+        return self.done
 
     @property
     def name(self) -> str:
@@ -209,6 +222,8 @@ class Roster:
         member.status = status
         member.ended = at
         self._running -= 1
+        if member.done is not None:
+            member.done.set()
 
     def any_pending(self) -> bool:
         """Whether some member has not started."""

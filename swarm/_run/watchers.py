@@ -100,10 +100,17 @@ class Watchers:
 async def cancel_after(
     members: Sequence[RunMember], grace: float, ended: anyio.Event | None = None
 ) -> None:
-    """After ``grace`` seconds (or once ``ended`` is set), cancel those of ``members`` still
-    running: a stop's last step, and a torn-down child's."""
+    """After ``grace`` seconds, cancel those of ``members`` still running: a stop's last step,
+    and a torn-down child's.  It ends as soon as ``ended`` is set (a stop: every member has
+    ended) or, without ``ended``, as soon as every one of ``members`` has ended, so a teardown
+    holds the run no longer than the members it tears down."""
     with anyio.move_on_after(grace):
-        await (ended.wait() if ended is not None else anyio.sleep_forever())
+        if ended is not None:
+            await ended.wait()
+        else:
+            for m in members:
+                if m.state == "running":
+                    await m.ended_event().wait()
     for m in members:
         if m.state == "running" and m.scope is not None:
             m.scope.cancel()
