@@ -423,11 +423,17 @@ class Rejection:
 
 @attrs.frozen(kw_only=True)
 class NoticeLine:
-    """One channel's line in a member's notice, with the ids it names (for evidence)."""
+    """One channel's line in a member's notice, with the ids it names (for evidence).
+
+    ``seen``, if given, is called with the run's time when the model call whose input holds
+    the notice is sent, and never if no call that is sent holds it: a channel marks what the
+    line shows (a receipt...) seen there, not when it builds the line.
+    """
 
     channel: str
     text: str
     ids: tuple[dict[str, Any], ...] = ()
+    seen: Callable[[float], None] | None = attrs.field(default=None, eq=False, repr=False)
 
 
 @attrs.frozen(kw_only=True)

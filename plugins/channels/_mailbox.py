@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import attrs
 
-__all__ = ["Entry", "Mailbox", "fenced", "neutralised", "relationship"]
+__all__ = ["Entry", "Mailbox", "fenced", "neutralised", "page", "relationship", "shown_size"]
 
 Relationship = Literal["parent", "child", "sibling", "other"]
 Kind = Literal["message", "receipt"]
@@ -31,6 +31,50 @@ def fenced(entry: Entry) -> str:
         f'<peer_message from="{entry.sender}" relationship="{entry.relationship}" '
         f'kind="{entry.kind}" seq="{entry.seq}">\n{neutralised(entry.text)}\n</peer_message>'
     )
+
+
+def remaining(n: int) -> str:
+    """The line that ends a page of ``read_messages`` when ``n`` messages are left unread."""
+    return f"{n} more message{'' if n == 1 else 's'}: call read_messages again."
+
+
+def page(entries: list[Entry], limit: int | None) -> tuple[int, str]:
+    """How many of ``entries`` (oldest first) one ``read_messages`` shows, and its text: as
+    many as fit in ``limit`` UTF-8 bytes (``None``: all) together with the line saying how
+    many remain, so that Inspect never cuts it.  At least one (``shown_size`` keeps every
+    message small enough to fit alone)."""
+    parts = [fenced(e) for e in entries]
+    if limit is None:
+        return len(parts), "\n\n".join(parts)
+    shown, used = 0, -2
+    for k, part in enumerate(parts, start=1):
+        used += 2 + len(part.encode("utf-8"))
+        rest = len(parts) - k
+        tail = len(remaining(rest)) + 2 if rest else 0  # the line is ASCII
+        if used + tail > limit:
+            break
+        shown = k
+    shown = max(shown, 1)
+    text = "\n\n".join(parts[:shown])
+    if shown < len(parts):
+        text += "\n\n" + remaining(len(parts) - shown)
+    return shown, text
+
+
+def shown_size(sender: str, text: str) -> int:
+    """The most UTF-8 bytes a message from ``sender`` with ``text`` takes on a page of
+    ``read_messages``: its fence (with the longest relationship and a 10-digit seq) and the
+    line saying how many remain.  A message over the tool-output limit with them is refused."""
+    entry = Entry(
+        seq=10**9,
+        time=0.0,
+        kind="message",
+        sender=sender,
+        recipient="",
+        relationship="sibling",
+        text=text,
+    )
+    return len(fenced(entry).encode("utf-8")) + 2 + len(remaining(10**9))
 
 
 def relationship(
@@ -129,13 +173,19 @@ class Mailbox:
         """``member``'s messages not read yet, oldest first."""
         return list(self._unread.get(member, ()))
 
-    def read(self, member: str, time: float) -> list[Entry]:
-        """Take ``member``'s unread messages: they are seen now (``via`` read)."""
-        taken = self._unread.pop(member, [])
-        for entry in taken:
-            if entry.seen is None:
-                entry.seen = {"time": time, "via": "read"}
+    def take(self, member: str, n: int) -> list[Entry]:
+        """Take ``member``'s ``n`` oldest unread messages (a page a read shows); the rest stay
+        unread.  They are not seen until the model call that carries them is sent (``seen``)."""
+        unread = self._unread.get(member, [])
+        taken, unread[:n] = unread[:n], []
         return taken
+
+    @staticmethod
+    def seen(entries: Iterable[Entry], time: float, via: str) -> None:
+        """``entries`` reached the recipient's model at ``time`` (``via`` read or notice)."""
+        for entry in entries:
+            if entry.seen is None:
+                entry.seen = {"time": time, "via": via}
 
     def to_notice(self, member: str) -> list[Entry]:
         """``member``'s unread messages no notice has named yet (each is named once)."""
@@ -144,7 +194,8 @@ class Mailbox:
         return fresh
 
     def noticed(self, entries: Iterable[Entry], time: float) -> None:
-        """Receipts whose sentence a notice showed: seen now (``via`` notice), and read."""
+        """Receipts whose sentence a notice showed, in a model call sent at ``time``: seen then
+        (``via`` notice), and read."""
         for entry in entries:
             if entry.seen is None:
                 entry.seen = {"time": time, "via": "notice"}

@@ -33,7 +33,7 @@ from swarm import (
     hookimpl,
 )
 
-from ._mailbox import Entry, Mailbox, fenced, relationship
+from ._mailbox import Entry, Mailbox, page, relationship, shown_size
 
 NAME = "messages"
 Routes = Literal["family", "all"]
@@ -96,8 +96,11 @@ class Messages:
             senders = ", ".join(sorted({e.sender for e in messages}))
             parts.append(f"messages: {len(messages)} unread from {senders} (call read_messages).")
         parts.extend(e.text for e in receipts)
-        self.mailbox.noticed(receipts, view.time)
-        return NoticeLine(channel=NAME, text=" ".join(parts), ids=_ids(fresh))
+
+        def seen(time: float) -> None:  # the model call that carries the notice was sent
+            self.mailbox.noticed(receipts, time)
+
+        return NoticeLine(channel=NAME, text=" ".join(parts), ids=_ids(fresh), seen=seen)
 
     @hookimpl
     def swarm_wait_news(
@@ -159,11 +162,19 @@ class Messages:
         view = bus.view()
         sender = view.member(loop.member)
 
+        limit = bus.output_limit()
+
         def apply(record: Any) -> list[Entry]:
             recipients = self._recipients(view, sender, to)
             if len(text.encode("utf-8")) > self.max_bytes:
                 raise RecordRejected(
                     "max_bytes", f"the message is over {self.max_bytes} bytes; send less."
+                )
+            if limit is not None and shown_size(record.sender, text) > limit:
+                raise RecordRejected(
+                    "output_limit",
+                    f"the message, with its fence, is over the {limit} bytes a tool result "
+                    "shows whole; send less.",
                 )
             return [
                 self.mailbox.deliver(
@@ -214,13 +225,21 @@ class Messages:
         return found
 
     def read(self, bus: Bus) -> str:
-        """Carry out one ``read_messages`` call for the calling loop."""
+        """Carry out one ``read_messages`` call for the calling loop: the oldest unread messages
+        that fit in one tool result Inspect does not cut, and how many remain.  They are seen
+        when the model call whose input holds this result is sent (``Bus.when_sent``)."""
         loop = bus.acting_loop()
-        taken = self.mailbox.read(loop.member, bus.now())
+        unread = self.mailbox.unread(loop.member)
+        shown, text = page(unread, bus.output_limit()) if unread else (0, "")
+        taken = self.mailbox.take(loop.member, shown)
         bus.note_read(NAME, listing=False, files=[{"message": e.seq} for e in taken])
         if not taken:
             return "No unread messages."
-        return "\n\n".join(fenced(e) for e in taken)
+
+        def seen(time: float) -> None:
+            self.mailbox.seen(taken, time, "read")
+
+        return bus.when_sent(text, seen)
 
 
 def _ids(entries: list[Entry]) -> tuple[dict[str, Any], ...]:

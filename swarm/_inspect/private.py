@@ -26,6 +26,7 @@ __all__ = [
     "running_task_state",
     "sample_model_usage",
     "token_metering_suspended",
+    "tool_output_limit",
 ]
 
 
@@ -41,6 +42,20 @@ def token_metering_suspended() -> bool:
     from inspect_ai.util._limit import token_limit_tree
 
     return bool(token_limit_tree.is_suspended())
+
+
+def tool_output_limit() -> int | None:
+    """The most UTF-8 bytes a tool result may hold before Inspect truncates it: the active
+    ``GenerateConfig.max_tool_output``, else Inspect's default of 16 KiB; ``None`` when it is
+    0 (no truncation).  Inspect truncates a result *over* the limit; one of exactly the limit
+    reaches the model whole.  (A tool's own ``max_output`` would take precedence; the swarm's
+    tools set none.)"""
+    from inspect_ai.model._generate_config import active_generate_config
+
+    limit = active_generate_config().max_tool_output
+    if limit is None:
+        limit = 16 * 1024
+    return limit if limit > 0 else None
 
 
 def current_agent_span_id() -> str | None:

@@ -10,15 +10,16 @@ Everything between admission and commit is synchronous, so no other member can i
 from __future__ import annotations
 
 import collections
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
 import attrs
+from inspect_ai.model import ChatMessage
 from inspect_ai.tool import ToolError
 
 from swarm._hooks.calls import RunHooks
-from swarm._inspect.private import current_agent_span_id
+from swarm._inspect.private import current_agent_span_id, tool_output_limit
 from swarm._report.counters import CommCounts
 from swarm._run.evidence import EvidenceLog
 from swarm._run.identity import member_context
@@ -26,6 +27,7 @@ from swarm._run.ports import RunPort
 from swarm.errors import RecordRejected
 from swarm.hookspecs import hookimpl
 from swarm.records import (
+    INFO_SOURCE,
     Draft,
     Loop,
     MemberView,
@@ -116,6 +118,9 @@ class Bus:
         self.counts: dict[tuple[str, str], CommCounts] = {}
         self.commits: list[tuple[float, str]] = []
         self._notices = 0
+        # per member: tool results and notices not yet in a model input that was sent
+        self._shown: dict[str, dict[str, list[Callable[[float], None]]]] = {}
+        self._unsent: dict[str, dict[str, Callable[[float], None]]] = {}
         self._changed: list[Callable[[Record], None]] = []
         self.evidence = EvidenceLog(port.now)
 
@@ -273,22 +278,33 @@ class Bus:
         )
 
     def notice(self, member: str, span: str, lines: list[NoticeLine]) -> tuple[str, dict[str, Any]]:
-        """A member's notice from the channels' lines: its text and message metadata, counted
-        per channel and recorded as ``notified`` evidence (ids only)."""
+        """A member's notice from the channels' lines: its text and message metadata.
+
+        It counts (per channel), is recorded as ``notified`` evidence (ids only) and calls each
+        line's ``seen`` only when the member's model call whose input holds it is sent
+        (``sending``); a notice no call carries never does.
+        """
         self._notices += 1
         notice_id = f"n-{self._notices}"
-        for line in lines:
-            channel = self.resolve(line.channel)
-            self.counts_for(member, channel).notices += 1
-            self.evidence.add(
-                "notified",
-                member,
-                loop=span,
-                nested=False,
-                channel=channel,
-                notice=notice_id,
-                ids=list(line.ids),
-            )
+
+        def sent(time: float) -> None:
+            for line in lines:
+                channel = self.resolve(line.channel)
+                self.counts_for(member, channel).notices += 1
+                self.evidence.add(
+                    "notified",
+                    member,
+                    loop=span,
+                    nested=False,
+                    channel=channel,
+                    notice=notice_id,
+                    ids=list(line.ids),
+                )
+            for line in lines:
+                if line.seen is not None:
+                    line.seen(time)
+
+        self._unsent.setdefault(member, {})[notice_id] = sent
         text = "[Swarm notice] " + " ".join(line.text for line in lines)
         metadata = {
             "version": 1,
@@ -297,6 +313,42 @@ class Bus:
             "lines": [{"channel": line.channel, "ids": list(line.ids)} for line in lines],
         }
         return text, metadata
+
+    # -- what reached a model ------------------------------------------------------------------
+
+    def output_limit(self) -> int | None:
+        """The most UTF-8 bytes a tool result reaches the model whole (Inspect truncates a
+        longer one): the sample's ``max_tool_output``, 16 KiB by default; ``None``: no limit.
+        A channel pages what it shows to fit, so nothing it marks seen was cut."""
+        return tool_output_limit()
+
+    def when_sent(self, text: str, seen: Callable[[float], None]) -> str:
+        """Return ``text``, a tool result of the calling member's, and call ``seen(time)`` when
+        the first model call of that member whose input holds it (a tool message of exactly
+        this text) is sent; never, if no call that is sent holds it (the member ends first, or
+        its next call is refused because the swarm is stopping or it is torn down)."""
+        loop = self.acting_loop()
+        self._shown.setdefault(loop.member, {}).setdefault(text, []).append(seen)
+        return text
+
+    def sending(self, member: str, messages: Sequence[ChatMessage]) -> None:
+        """``member``'s model call with input ``messages`` is being sent (it passed the run's
+        refusal): the tool results (``when_sent``) and notices it holds are seen now."""
+        shown = self._shown.get(member)
+        unsent = self._unsent.get(member)
+        if not shown and not unsent:
+            return
+        now = self.now()
+        for message in messages:
+            if message.role == "tool" and shown:
+                for seen in shown.pop(message.text, ()):
+                    seen(now)
+            elif message.role == "user" and unsent and message.metadata:
+                meta = message.metadata.get(INFO_SOURCE)
+                if isinstance(meta, dict) and meta.get("type") == "notice":
+                    sent = unsent.pop(str(meta.get("id")), None)
+                    if sent is not None:
+                        sent(now)
 
     def close(self) -> None:
         """Refuse every later write (the swarm is stopping)."""

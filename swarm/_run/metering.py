@@ -11,6 +11,7 @@ from contextvars import ContextVar
 from inspect_ai.hooks import BeforeModelGenerate, Hooks, ModelUsageData, hooks
 
 from swarm._accounts.limit_errors import SwarmStopped
+from swarm._run.bus import bus_context
 from swarm._run.identity import member_context
 from swarm._run.ports import UsageSink
 
@@ -39,7 +40,8 @@ _registered = False
 
 
 class SwarmModelHooks(Hooks):
-    """Meters every model call made in a swarm, and refuses new ones once it stops."""
+    """Meters every model call made in a swarm, refuses new ones once it stops, and tells the
+    bus what each call that is sent carries (``Bus.sending``: what is seen)."""
 
     def enabled(self) -> bool:
         # Inspect asks in the calling task: active only for calls made inside a swarm run,
@@ -54,6 +56,9 @@ class SwarmModelHooks(Hooks):
         reason = sink.refusal(member.name)
         if reason is not None:
             raise SwarmStopped(reason)
+        bus = bus_context.get()
+        if bus is not None:  # the call is sent: the tool results and notices in it are seen
+            bus.sending(member.name, data.input)
 
     async def on_model_usage(self, data: ModelUsageData) -> None:
         sink = usage_context.get()

@@ -46,6 +46,11 @@ class RunPort(Protocol):
         """Something happened (a record, a model call, a member start or end)."""
         ...
 
+    def refusal(self, member: str | None) -> str | None:
+        """Why ``member``'s new model calls are refused (the swarm is stopping, the member is
+        torn down), or ``None``."""
+        ...
+
 
 class UsageSink(Protocol):
     """Where the model-call hooks report: a completed call's usage, and whether new calls are
