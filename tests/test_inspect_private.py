@@ -59,6 +59,35 @@ def test_each_private_reader_works_inside_a_sample() -> None:
     assert private.running_task_state() is None  # outside a sample
 
 
+def test_tool_output_limit_is_the_limit_inspect_truncates_at() -> None:
+    from inspect_ai.model._call_tools import truncate_tool_output
+
+    seen: list[Any] = []
+
+    @solver
+    def probe() -> Any:
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            limit = private.tool_output_limit()
+            seen.append(limit)
+            if limit is not None:  # exactly the limit is whole; one byte more is cut
+                seen.append(truncate_tool_output("t", "x" * limit, None))
+                seen.append(truncate_tool_output("t", "x" * (limit + 1), None) is not None)
+            return state
+
+        return solve
+
+    for config in ({}, {"max_tool_output": 300}, {"max_tool_output": 0}):
+        log = eval(
+            Task(dataset=[Sample(input="x")], solver=probe()),
+            model=scripted_model(),
+            display="none",
+            log_dir=None,
+            **config,
+        )[0]
+        assert log.status == "success", log.error
+    assert seen == [16 * 1024, None, True, 300, None, True, None]
+
+
 def test_registry_lookup_and_register_as() -> None:
     from inspect_ai.agent import react
 

@@ -294,6 +294,7 @@ class Bus:
                 self.evidence.add(
                     "notified",
                     member,
+                    at=time,
                     loop=span,
                     nested=False,
                     channel=channel,

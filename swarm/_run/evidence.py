@@ -34,13 +34,14 @@ class EvidenceLog:
         self._rows: list[list[Any]] = []
         self.written = False
 
-    def add(self, kind: str, member: str, **fields: Any) -> None:
-        """Add one entry: what happened (``kind``), to whom, now, and its ``fields``."""
+    def add(self, kind: str, member: str, *, at: float | None = None, **fields: Any) -> None:
+        """Add one entry: what happened (``kind``), to whom, now (or ``at``), and its
+        ``fields``."""
         key = (kind, tuple(fields))
         schema = self._schemas.get(key)
         if schema is None:
             schema = self._schemas[key] = len(self._schemas)
-        self._rows.append([schema, self._clock(), member, *fields.values()])
+        self._rows.append([schema, self._clock() if at is None else at, member, *fields.values()])
 
     def data(self) -> dict[str, Any]:
         """The info event's data."""

@@ -1,0 +1,259 @@
+"""Seen means seen: a message, a receipt or a notice counts as seen only when it is in the input
+of a model call that was sent.  ``read_messages`` pages to what Inspect shows whole (the tool
+output limit); what it does not show stays unread; a result no later call carries is never seen;
+no notice is built for a member whose next call is refused (the swarm is stopping, or the member
+is torn down)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from inspect_ai.event import ModelEvent
+from inspect_ai.log import EvalSample, resolve_sample_attachments
+
+from swarm import channel, controller, member, swarm
+from swarm.testing import Step, call, pause, run_eval, scripted_model, submit
+
+from helpers import comm_events, notice_messages, statuses, tool_results
+
+SEQ = re.compile(r'<peer_message from="[^"]+" relationship="[^"]+" kind="[^"]+" seq="(\d+)">')
+
+
+def run(scripts: dict[str, list[Step]], eval_args: dict[str, Any] | None = None, **swarm_args: Any) -> EvalSample:
+    args = {
+        "members": member("swarm/worker", name="lead", can_spawn=["worker"]),
+        "templates": {"worker": member("swarm/worker")},
+        **swarm_args,
+    }
+    log = run_eval(swarm(**args), model=scripted_model(scripts), **(eval_args or {}))
+    assert log.status == "success", log.error
+    [sample] = log.samples or []
+    return sample
+
+
+def messages(sample: EvalSample) -> list[dict[str, Any]]:
+    return sample.store["inspect_swarm:messages"]["messages"]  # type: ignore[no-any-return]
+
+
+def fence(sender: str, seq: int, text: str) -> str:
+    """A message as read_messages shows it (the format, written out here on purpose)."""
+    return (
+        f'<peer_message from="{sender}" relationship="child" kind="message" seq="{seq}">\n'
+        f"{text}\n</peer_message>"
+    )
+
+
+def model_calls(sample: EvalSample, name: str) -> list[ModelEvent]:
+    """The model calls of member ``name``'s own loop, in order (found by its preamble)."""
+    return [
+        e
+        for e in resolve_sample_attachments(sample).events
+        if isinstance(e, ModelEvent) and any(f"You are {name}," in m.text for m in e.input)
+    ]
+
+
+# -- paging -----------------------------------------------------------------------------------
+
+
+def fan_in(n: int, k: int, limit: int | None) -> tuple[EvalSample, list[list[int]]]:
+    """``n`` children send the lead ``k`` replies each; the lead reads three pages (a tool
+    output limit of ``limit`` bytes, Inspect's default of 16 KiB when ``None``) and submits.
+    Checks every page against the format and the limit, and returns the sample and the seqs
+    each page showed."""
+    lead = [call("spawn_child", name=f"w{i:03}", task="t") for i in range(n)]
+    lead += [call("wait_for_children"), *[call("read_messages")] * 3, submit("done")]
+    worker = [call("send_message", to="parent", text=f"reply {j}") for j in range(k)]
+    scripts: dict[str, list[Step]] = {"lead": lead}
+    scripts.update({f"w{i:03}": [*worker, submit("ok")] for i in range(n)})
+    sample = run(
+        scripts,
+        eval_args={} if limit is None else {"max_tool_output": limit},
+        spawning={"max_children": n, "max_live": n + 1, "max_spawns": n},
+        controller=controller("leaderless", stop_on_submission=False),
+    )
+    cap = 16 * 1024 if limit is None else limit
+    log = messages(sample)
+    assert len(log) == n * k and all(m["kind"] == "message" for m in log)
+    pages = [text for text, _ in tool_results(sample, "read_messages")]
+    assert len(pages) == 3
+    by_seq = {m["seq"]: m for m in log}
+    order = [m["seq"] for m in log]  # oldest first: the pages are consecutive
+    shown = [[int(s) for s in SEQ.findall(p)] for p in pages]
+    flat = [s for page in shown for s in page]
+    assert flat == order[: len(flat)]
+    for page, seqs in zip(pages, shown, strict=True):
+        body = "\n\n".join(fence(by_seq[s]["sender"], s, by_seq[s]["text"]) for s in seqs)
+        done = order.index(seqs[-1]) + 1
+        assert page == f"{body}\n\n{n * k - done} more messages: call read_messages again."
+        assert len(page.encode()) <= cap
+        # one message more would not have fitted
+        nxt = by_seq[order[done]]
+        more = f"{body}\n\n{fence(nxt['sender'], nxt['seq'], nxt['text'])}"
+        rest = f"\n\n{n * k - done - 1} more messages: call read_messages again."
+        assert len((more + rest).encode()) > cap
+    # exactly what was shown is seen, each page when the lead's next call (whose input holds
+    # it) was sent; every other reply is unread and unseen
+    assert {m["seq"] for m in log if m["seen"] is not None} == set(flat)
+    assert all(by_seq[s]["seen"]["via"] == "read" for s in flat)
+    times = [{by_seq[s]["seen"]["time"] for s in seqs} for seqs in shown]
+    assert all(len(t) == 1 for t in times)
+    assert min(times[0]) < min(times[1]) < min(times[2])
+    counted = sample.store["inspect_swarm:metrics"]["messages"]
+    assert counted == {"messages": n * k, "receipts": 0, "unseen": n * k - len(flat)}
+    return sample, shown
+
+
+def test_a_lead_is_shown_pages_of_160_replies_and_only_what_it_was_shown_is_seen() -> None:
+    _, shown = fan_in(32, 5, 2048)
+    assert [len(s) for s in shown] == [20, 20, 20]
+
+
+@pytest.mark.large
+def test_a_lead_is_shown_pages_of_1280_replies_and_only_what_it_was_shown_is_seen() -> None:
+    # 256 children x 5 replies under Inspect's default limit (16 KiB): ~50 s (1,500 calls)
+    _, shown = fan_in(256, 5, None)
+    assert [len(s) for s in shown] == [149, 149, 149]
+
+
+def test_a_page_that_fits_exactly_and_one_byte_more(log_dir: Any) -> None:
+    # a limit of 600 bytes: two messages and the line for the third fit exactly; one byte more
+    # in the second and it waits for the next page
+    limit = 600
+    first = "a" * 100
+    head = fence("a", 1, first) + "\n\n" + fence("a", 2, "")
+    tail = "\n\n1 more message: call read_messages again."
+    second = "b" * (limit - len(head) - len(tail))
+    for grow, pages in ((0, [[1, 2], [3]]), (1, [[1], [2, 3]])):
+        texts = [first, second + "b" * grow, "c"]
+        lead = [
+            call("spawn_child", name="a", task="t"),
+            call("wait_for_children"),
+            call("read_messages"),
+            call("read_messages"),
+            call("read_messages"),
+            submit("done"),
+        ]
+        child = [*[call("send_message", to="parent", text=t) for t in texts], submit("ok")]
+        sample = run({"lead": lead, "a": child}, eval_args={"max_tool_output": limit})
+        results = [text for text, _ in tool_results(sample, "read_messages")]
+        assert [[int(s) for s in SEQ.findall(r)] for r in results[:2]] == pages
+        assert results[2] == "No unread messages."
+        if grow == 0:
+            assert len(results[0].encode()) == limit
+            assert results[0] == fence("a", 1, first) + "\n\n" + fence("a", 2, texts[1]) + tail
+        else:
+            assert results[0] == fence("a", 1, first) + "\n\n2 more messages: call read_messages again."
+        # every message was shown and a later call carried it
+        assert [m["seen"]["via"] for m in messages(sample)] == ["read"] * 3
+
+
+def test_a_message_that_no_page_could_show_whole_is_refused() -> None:
+    limit = 600
+    lead = [call("spawn_child", name="a", task="t"), call("wait_for_children"), submit("done")]
+    child = [call("send_message", to="parent", text="x" * 500), submit("ok")]
+    sample = run({"lead": lead, "a": child}, eval_args={"max_tool_output": limit})
+    [(_, error)] = tool_results(sample, "send_message")
+    assert error == (
+        "the message, with its fence, is over the 600 bytes a tool result shows whole; send less."
+    )
+    assert messages(sample)[0]["kind"] == "receipt"  # no message: the child did not reply
+    metrics = sample.store["inspect_swarm:metrics"]
+    comm = {m["name"]: m["comm"]["messages"] for m in metrics["members"]}
+    assert comm["a"]["rejections"] == {"output_limit": 1} and comm["a"]["records"] == 0
+
+
+# -- a result or a notice that no model call carries --------------------------------------------
+
+
+def stopping_swarm(
+    lead_call: Step, scripts: dict[str, list[Step]], children: tuple[str, ...] = ("a", "b")
+) -> EvalSample:
+    """A lead with children and a second roster member, ``quick``, whose submission stops the
+    swarm at 0.4 s while the lead's ``lead_call`` is in flight (it returns at 0.8 s)."""
+    lead = [
+        *[call("spawn_child", name=c, task="t") for c in children],
+        pause(0.8, lead_call),
+        submit("never sent"),
+    ]
+    return run(
+        {"lead": lead, "quick": [pause(0.4, submit("42"))], **scripts},
+        members=[
+            member("swarm/worker", name="lead", can_spawn=["worker"]),
+            member("swarm/worker", name="quick"),
+        ],
+    )
+
+
+def test_a_read_whose_result_no_model_call_carries_is_not_seen() -> None:
+    sample = stopping_swarm(
+        call("read_messages"),
+        {
+            "a": [call("send_message", to="parent", text="1"), submit("ok")],
+            "b": [call("send_message", to="parent", text="2"), submit("ok")],
+        },
+    )
+    assert sample.store["inspect_swarm:result"]["stop_reason"] == "submitted"
+    [(text, _)] = tool_results(sample, "read_messages")
+    assert SEQ.findall(text) == ["1", "2"]  # shown to the tool, after the stop
+    # the lead's next call was refused: the result never reached its model
+    assert statuses(sample)["lead"] == "stopped"
+    assert [(m["seq"], m["seen"]) for m in messages(sample)] == [(1, None), (2, None)]
+    assert sample.store["inspect_swarm:metrics"]["messages"]["unseen"] == 2
+
+
+def test_no_notice_is_built_once_the_swarm_is_stopping() -> None:
+    # b ends without replying (a receipt for the lead); the stop comes before the lead's turn
+    # boundary, so no notice is built, counted or marks the receipt seen
+    sample = stopping_swarm(call("list_children"), {"b": [pause(0.2, submit("ok"))]}, ("b",))
+    assert sample.store["inspect_swarm:result"]["stop_reason"] == "submitted"
+    assert notice_messages(sample) == []
+    assert comm_events(sample, "notified") == []
+    metrics = sample.store["inspect_swarm:metrics"]
+    lead = next(m for m in metrics["members"] if m["name"] == "lead")
+    assert lead["comm"]["messages"]["notices"] == 0
+    receipt = next(m for m in messages(sample) if m["kind"] == "receipt")
+    assert receipt["about"] == "b" and receipt["seen"] is None
+
+
+def test_no_notice_is_built_for_a_torn_down_member() -> None:
+    # a's child g ends without replying (a receipt for a); the lead ends while a's call is in
+    # flight, so a is torn down: at a's turn boundary no notice is built, counted or seen
+    lead = [call("spawn_child", name="a", task="t"), pause(0.4, submit("done"))]
+    a = [call("spawn_child", name="g", task="t"), pause(0.8, call("list_children")), submit("x")]
+    sample = run(
+        {"lead": lead, "a": a, "g": [submit("ok")]},
+        templates={"worker": member("swarm/worker", can_spawn=["worker"])},
+        controller=controller("leaderless", stop_on_submission=False),
+    )
+    assert statuses(sample) == {"lead": "submitted", "a": "stopped", "g": "submitted"}
+    assert [n.text for n in notice_messages(sample)] == []
+    assert comm_events(sample, "notified") == []
+    metrics = sample.store["inspect_swarm:metrics"]
+    a_row = next(m for m in metrics["members"] if m["name"] == "a")
+    assert a_row["comm"]["messages"]["notices"] == 0
+    receipt = next(m for m in messages(sample) if m["about"] == "g")
+    assert receipt["recipient"] == "a" and receipt["seen"] is None
+
+
+def test_a_notice_is_counted_and_its_receipt_seen_when_the_call_that_carries_it_is_sent() -> None:
+    lead = [call("spawn_child", name="b", task="t"), pause(0.5, call("list_children"))]
+    lead += [call("list_children"), submit("d")]
+    sample = run(
+        {"lead": lead, "b": [submit("ok")]},
+        controller=controller("leaderless", stop_on_submission=False),
+    )
+    [notice] = list({n.text: n for n in notice_messages(sample)}.values())
+    assert notice.text == "[Swarm notice] [Receipt] Your child b finished without replying to you."
+    [receipt] = messages(sample)
+    # seen at the start of the lead's third call: the first whose input holds the notice
+    calls = model_calls(sample, "lead")
+    carrying = [i for i, e in enumerate(calls) if any(m.text == notice.text for m in e.input)]
+    assert carrying[0] == 2
+    [notified] = comm_events(sample, "notified")
+    assert receipt["seen"] == {"time": notified["time"], "via": "notice"}
+    metrics = sample.store["inspect_swarm:metrics"]
+    row = next(m for m in metrics["members"] if m["name"] == "lead")
+    assert row["comm"]["messages"]["notices"] == 1
