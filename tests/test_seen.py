@@ -10,19 +10,32 @@ import re
 from typing import Any
 
 import pytest
-
 from inspect_ai.event import ModelEvent
 from inspect_ai.log import EvalSample, resolve_sample_attachments
 
-from swarm import channel, controller, member, swarm
+from swarm import controller, member, swarm
+from swarm.plugins.channels._board_text import FILE_HEADER, LISTING_HEADER
 from swarm.testing import Step, call, pause, run_eval, scripted_model, submit
 
-from helpers import comm_events, notice_messages, statuses, tool_results
+from helpers import (
+    BOARD,
+    board,
+    comm_events,
+    notice_messages,
+    run_scripted,
+    shm_comm,
+    shm_worker,
+    sm,
+    statuses,
+    tool_results,
+)
 
 SEQ = re.compile(r'<peer_message from="[^"]+" relationship="[^"]+" kind="[^"]+" seq="(\d+)">')
 
 
-def run(scripts: dict[str, list[Step]], eval_args: dict[str, Any] | None = None, **swarm_args: Any) -> EvalSample:
+def run(
+    scripts: dict[str, list[Step]], eval_args: dict[str, Any] | None = None, **swarm_args: Any
+) -> EvalSample:
     args = {
         "members": member("swarm/worker", name="lead", can_spawn=["worker"]),
         "templates": {"worker": member("swarm/worker")},
@@ -115,7 +128,7 @@ def test_a_lead_is_shown_pages_of_160_replies_and_only_what_it_was_shown_is_seen
 def test_a_lead_is_shown_pages_of_1280_replies_and_only_what_it_was_shown_is_seen() -> None:
     # 256 children x 5 replies under Inspect's default limit (16 KiB): ~50 s (1,500 calls)
     _, shown = fan_in(256, 5, None)
-    assert [len(s) for s in shown] == [149, 149, 149]
+    assert [len(s) for s in shown] == [167, 166, 166]
 
 
 def test_a_page_that_fits_exactly_and_one_byte_more(log_dir: Any) -> None:
@@ -145,7 +158,10 @@ def test_a_page_that_fits_exactly_and_one_byte_more(log_dir: Any) -> None:
             assert len(results[0].encode()) == limit
             assert results[0] == fence("a", 1, first) + "\n\n" + fence("a", 2, texts[1]) + tail
         else:
-            assert results[0] == fence("a", 1, first) + "\n\n2 more messages: call read_messages again."
+            assert (
+                results[0]
+                == fence("a", 1, first) + "\n\n2 more messages: call read_messages again."
+            )
         # every message was shown and a later call carried it
         assert [m["seen"]["via"] for m in messages(sample)] == ["read"] * 3
 
@@ -257,3 +273,74 @@ def test_a_notice_is_counted_and_its_receipt_seen_when_the_call_that_carries_it_
     metrics = sample.store["inspect_swarm:metrics"]
     row = next(m for m in metrics["members"] if m["name"] == "lead")
     assert row["comm"]["messages"]["notices"] == 1
+
+
+# -- shared memory views -------------------------------------------------------------------------
+
+
+def test_a_shared_memory_view_that_would_be_cut_is_paged_and_only_the_shown_lines_are_read(
+    log_dir: Any,
+) -> None:
+    # 40 lines of 20 bytes and a limit of 600 bytes: the view shows the lines that fit, as a
+    # ranged view of them, says which remain, and the evidence reads only those lines
+    limit = 600
+    content = "".join(f"line {n:02} ..........\n" for n in range(1, 41))
+    script = [
+        sm("create", path=f"{BOARD}/big.md", file_text=content),
+        sm("view", path=f"{BOARD}/big.md"),
+        submit("done"),
+    ]
+    sample = run_scripted(
+        board(member(shm_worker, name="a")),
+        {"a": script},
+        log_dir,
+        max_tool_output=limit,
+    )
+    [(text, error)] = [r for r in tool_results(sample, "shared_memory")][1:]
+    assert error is None
+    [read] = comm_events(sample, "read")
+    [f] = read["files"]
+    first, last = f["lines"]
+    assert (f["file"], f["version"], first) == ("f-1", 1, 1)
+    body = "".join(f"{n:6}\tline {n:02} ..........\n" for n in range(1, last + 1))
+    opening = (
+        f'<peer_file id="f-1" path="{BOARD}/big.md" version="1" writer="a" record="w-1" '
+        f'lines="1-{last}">'
+    )
+    rest = (
+        f"Lines {last + 1}-40 of f-1 are not shown: the view would be over the {limit} bytes a "
+        f"tool result shows whole. View them with view_range=[{last + 1}, 40]."
+    )
+    assert text == f"{FILE_HEADER}\n\n{opening}\n{body}</peer_file>\n\n{rest}"
+    assert len(text.encode()) <= limit
+    # one line more would not have fitted (the span and the rest line keep their lengths)
+    assert len(text.encode()) + len(f"{last + 1:6}\tline {last + 1:02} ..........\n") > limit
+    assert last == 5
+    assert shm_comm(sample, "a")["reads"] == 1
+
+
+def test_a_shared_memory_listing_that_would_be_cut_lists_what_fits(log_dir: Any) -> None:
+    limit = 700
+    names = [f"{BOARD}/notes-{i:02}.md" for i in range(1, 13)]
+    script = [*[sm("create", path=p, file_text="x\n") for p in names], sm("view", path=BOARD)]
+    sample = run_scripted(
+        board(member(shm_worker, name="a")),
+        {"a": [*script, submit("done")]},
+        log_dir,
+        max_tool_output=limit,
+    )
+    text, error = tool_results(sample, "shared_memory")[-1]
+    assert error is None
+    [read] = comm_events(sample, "read")
+    listed = [f["file"] for f in read["files"]]
+    rows = "".join(f"f-{i}  version 1  a  {names[i - 1]}\n" for i in range(1, len(listed) + 1))
+    left = 12 - len(listed)
+    assert text == (
+        f'{LISTING_HEADER}\n\n<peer_listing path="{BOARD}">\n{rows}</peer_listing>\n\n'
+        f"{left} more files are not listed: the listing would be over the {limit} bytes a tool "
+        "result shows whole. View a subdirectory, or a file by its id."
+    )
+    assert len(text.encode()) <= limit
+    assert listed == [f"f-{i}" for i in range(1, 7)]
+    # one row more would not have fitted
+    assert len(text.encode()) + len(f"f-7  version 1  a  {names[6]}\n") > limit

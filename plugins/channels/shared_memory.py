@@ -27,6 +27,7 @@ from swarm import (
 )
 
 from ._board import Board, BoardError
+from ._board_page import fitted_view
 
 NAME = "shared_memory"
 Command = Literal["view", "create", "str_replace", "insert", "append", "delete", "rename"]
@@ -103,17 +104,20 @@ class SharedMemory:
         loop = bus.acting_loop()
         self.board.add_loop(loop.span, loop.member)
         if command == "view":
-            try:
-                viewed = self.board.view(
+            try:  # cut to what one tool result shows whole: only that counts as read
+                viewed, shown = fitted_view(
+                    self.board,
                     args.get("path"),
                     member=loop.member,
                     loop=loop.span,
                     view_range=args.get("view_range"),
+                    limit=bus.output_limit(),
+                    finish=lambda text: self._with_status(text, loop.span),
                 )
             except BoardError as ex:
                 raise ToolError(ex.message) from None
             bus.note_read(NAME, listing=viewed.listing, files=[f.as_dict() for f in viewed.files])
-            return self._with_status(viewed.text, loop.span)
+            return shown
         payload_arg = _PAYLOAD_ARG.get(command)
         payload = args.get(payload_arg) if payload_arg else None
         op = {
