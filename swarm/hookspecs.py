@@ -345,7 +345,11 @@ def swarm_notice_lines(view: SwarmView, member: MemberView, loop: str) -> Notice
 
     Every implementation is called; the lines are joined into one ``[Swarm notice]`` message.
     A line should name only counts, swarm ids and roster names, never member-written text, and
-    returning it covers what it names (the next notice omits it until it changes again).
+    returning it covers what it names (the next notice omits it until it changes again).  Not
+    called once the swarm is stopping or the member is torn down (its next model call would be
+    refused).  The notice counts, is recorded as evidence and calls each line's ``seen`` with the
+    run's time only when the member's model call whose input holds it is sent; mark what a line
+    shows as seen there (``NoticeLine.seen``), not here.
 
     :param view: the run now.
     :param member: the member at a turn boundary of its own loop.

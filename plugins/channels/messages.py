@@ -5,10 +5,13 @@ A member sends with ``send_message(to, text)``: ``to`` is a member's name, ``par
 ``child``, ``sibling``, ``other``: from who spawned whom, never from the text), a sequence number
 and the time.  Routes are ``family`` (parent and children only, the default) or ``all``.  Every
 send is a record on the bus (ids ``m-N``): size and rate limits and rejections are counted like
-any channel's.  ``read_messages()`` shows the unread messages, each fenced with its sender.
+any channel's.  ``read_messages()`` shows the unread messages, each fenced with its sender, a
+page at a time: no more than one tool result shows whole (``Bus.output_limit``); a message is
+seen when the model call whose input holds the page is sent (``Bus.when_sent``).
 In notify mode a notice names unread messages (counts and senders, never their text) and shows
-receipts; ``swarm_wait`` returns when a message arrives.  When the swarm ends the channel writes
-the message log, ``inspect_swarm:messages``: every delivery and when it reached its recipient.
+receipts (seen when the call that carries the notice is sent); ``swarm_wait`` returns when a
+message arrives.  When the swarm ends the channel writes the message log,
+``inspect_swarm:messages``: every delivery and when it reached its recipient's model.
 """
 
 from __future__ import annotations
