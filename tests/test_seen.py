@@ -344,3 +344,25 @@ def test_a_shared_memory_listing_that_would_be_cut_lists_what_fits(log_dir: Any)
     assert listed == [f"f-{i}" for i in range(1, 7)]
     # one row more would not have fitted
     assert len(text.encode()) + len(f"f-7  version 1  a  {names[6]}\n") > limit
+
+
+def test_a_receipt_too_big_for_any_page_is_shown_cut_and_never_seen() -> None:
+    # a limit of 100 bytes: the receipt's fence alone is over it, so Inspect cuts the read's
+    # result and the receipt, though taken, is never marked seen
+    lead = [
+        call("spawn_child", name="b", task="t"),
+        call("wait_for_children"),
+        call("read_messages"),
+        call("read_messages"),
+        submit("done"),
+    ]
+    sample = run(
+        {"lead": lead, "b": [submit("ok")]},
+        eval_args={"max_tool_output": 100},
+        members=member("swarm/worker", name="lead", can_spawn=["worker"], delivery="poll"),
+    )
+    first, second = [text for text, _ in tool_results(sample, "read_messages")]
+    assert first.startswith("\nThe output of your call to read_messages was too long")
+    assert second == "No unread messages."
+    [receipt] = messages(sample)
+    assert receipt["kind"] == "receipt" and receipt["seen"] is None

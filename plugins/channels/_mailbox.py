@@ -38,14 +38,15 @@ def remaining(n: int) -> str:
     return f"{n} more message{'' if n == 1 else 's'}: call read_messages again."
 
 
-def page(entries: list[Entry], limit: int | None) -> tuple[int, str]:
-    """How many of ``entries`` (oldest first) one ``read_messages`` shows, and its text: as
-    many as fit in ``limit`` UTF-8 bytes (``None``: all) together with the line saying how
-    many remain, so that Inspect never cuts it.  At least one (``shown_size`` keeps every
-    message small enough to fit alone)."""
+def page(entries: list[Entry], limit: int | None) -> tuple[int, str, bool]:
+    """How many of ``entries`` (oldest first) one ``read_messages`` shows, its text, and whether
+    it fits: as many as fit in ``limit`` UTF-8 bytes (``None``: all) together with the line
+    saying how many remain, so that Inspect never cuts it.  At least one: a first entry too big
+    to fit alone (a receipt under a tiny limit; ``shown_size`` keeps messages small enough) is
+    shown alone and does not fit, so Inspect cuts it and it is never seen."""
     parts = [fenced(e) for e in entries]
     if limit is None:
-        return len(parts), "\n\n".join(parts)
+        return len(parts), "\n\n".join(parts), True
     shown, used = 0, -2
     for k, part in enumerate(parts, start=1):
         used += 2 + len(part.encode("utf-8"))
@@ -54,11 +55,12 @@ def page(entries: list[Entry], limit: int | None) -> tuple[int, str]:
         if used + tail > limit:
             break
         shown = k
+    fits = shown > 0
     shown = max(shown, 1)
     text = "\n\n".join(parts[:shown])
     if shown < len(parts):
         text += "\n\n" + remaining(len(parts) - shown)
-    return shown, text
+    return shown, text, fits
 
 
 def shown_size(sender: str, text: str) -> int:

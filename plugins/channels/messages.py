@@ -233,11 +233,13 @@ class Messages:
         when the model call whose input holds this result is sent (``Bus.when_sent``)."""
         loop = bus.acting_loop()
         unread = self.mailbox.unread(loop.member)
-        shown, text = page(unread, bus.output_limit()) if unread else (0, "")
+        shown, text, fits = page(unread, bus.output_limit()) if unread else (0, "", True)
         taken = self.mailbox.take(loop.member, shown)
         bus.note_read(NAME, listing=False, files=[{"message": e.seq} for e in taken])
         if not taken:
             return "No unread messages."
+        if not fits:  # Inspect cuts it: the model never sees it whole, so it is never seen
+            return text
 
         def seen(time: float) -> None:
             self.mailbox.seen(taken, time, "read")
