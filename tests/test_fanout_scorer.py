@@ -114,13 +114,14 @@ def test_scorer_explains_a_failure_naming_the_shard_and_member() -> None:
     assert lines[0] == "resolved: no (failed: provenance)"
     assert "provenance: FAIL" in lines
     assert (
-        f"  - {shard.file} {shard.worker}: the child replied 'done', the artifact says "
-        f"'{shard.expected}'"
+        f"  - {shard.file} {shard.worker}: the child replied 'done' (no number in it), "
+        f"the artifact says '{shard.expected}'"
     ) in lines
     assert "  - ... and 3 more (see the metadata)" in lines
     failures = (score.metadata or {})["rules"]["provenance"]["failures"]
     assert failures[0] == {
-        "reason": f"the child replied 'done', the artifact says '{shard.expected}'",
+        "reason": f"the child replied 'done' (no number in it), the artifact says "
+        f"'{shard.expected}'",
         "shard": shard.file,
         "member": shard.worker,
     }
