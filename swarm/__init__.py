@@ -20,7 +20,7 @@ from swarm._hooks.defaults import first_submission, last_submission
 from swarm._report.counters import CommCounts
 from swarm._run.bus import Bus, current_bus
 from swarm._run.identity import current_member
-from swarm._run.seal import kernel_seal, record_digest
+from swarm._run.seal import in_running_sample, kernel_seal, record_digest
 from swarm._run.tools import swarm_on_continue, swarm_tools, swarm_wait
 from swarm._spec.budget import Budget
 from swarm._spec.roster import MemberSpec, member
@@ -133,6 +133,7 @@ __all__ = [
     "get_plugin_manager",
     "hookimpl",
     "hookspec",
+    "in_running_sample",
     "is_protected_key",
     "kernel_seal",
     "last_submission",

@@ -24,7 +24,9 @@ from typing import Any
 
 from inspect_ai.util import Store
 
-__all__ = ["canonical_json", "kernel_seal", "record_digest", "seal_records"]
+from swarm._inspect.private import running_task_state
+
+__all__ = ["canonical_json", "in_running_sample", "kernel_seal", "record_digest", "seal_records"]
 
 _SEALS: dict[int, tuple[weakref.ref[Store], dict[str, str]]] = {}
 
@@ -63,3 +65,9 @@ def kernel_seal(store: Store) -> dict[str, str] | None:
     if found is None or found[0]() is not store:
         return None
     return dict(found[1])
+
+
+def in_running_sample() -> bool:
+    """Whether the caller runs inside a sample of a running eval (a scorer scoring it), not
+    in ``inspect score`` re-scoring a log: only there can a seal exist."""
+    return running_task_state() is not None
