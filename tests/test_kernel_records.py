@@ -17,12 +17,13 @@ from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog, EvalSample
 from inspect_ai.model import get_model
-from inspect_ai.util import store
+from inspect_ai.util import Store, store
 
 from swarm import (
     PluginCatalog,
     get_plugin_manager,
     hookimpl,
+    in_running_sample,
     is_protected_key,
     kernel_seal,
     record_digest,
@@ -60,6 +61,7 @@ def run(log_dir: Path, *plugins: tuple[str, object]) -> tuple[EvalLog, dict[str,
         async def solve(state: TaskState, generate: Generate) -> TaskState:
             seen["seal"] = kernel_seal(state.store)
             seen["same"] = state.store is store()
+            seen["running"] = in_running_sample()
             return state
 
         return solve
@@ -98,12 +100,25 @@ def test_the_kernel_seals_every_record_it_wrote(clean: tuple[EvalLog, dict[str, 
     assert log.status == "success", log.error
     sample = only(log)
     assert seen["same"] is True  # the scorer's state.store is the store the kernel wrote
+    assert seen["running"] is True
     written = sorted(k for k in sample.store if is_protected_key(k))
     assert written == sorted(PROTECTED[:5])  # the artifact is the scorer's, not the run's
     assert seen["seal"] == {key: record_digest(sample.store[key]) for key in written}
     # the digest is the SHA-256 of the record's canonical JSON, the same read back from a log
     texts = [m["text"] for m in sample.store["inspect_swarm:messages"]["messages"]]
     assert sorted(texts) == sorted(str(s.expected) for s in FIXTURE.shards)
+
+
+def test_no_seal_and_no_running_sample_outside_an_eval() -> None:
+    assert kernel_seal(Store({"inspect_swarm:result": {"version": 1}})) is None
+    assert in_running_sample() is False
+
+
+def test_the_protected_keys() -> None:
+    assert [is_protected_key(k) for k in (*PROTECTED, "inspect_swarm:anything")] == [True] * 7
+    assert [is_protected_key(k) for k in ("acme:x", "swarm_fanout:other", "inspect_swarm", 7)] == [
+        False
+    ] * 4
 
 
 class TrylastRecords:
