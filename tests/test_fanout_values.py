@@ -5,6 +5,7 @@ whitespace after the marker."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,7 +30,7 @@ FIXTURE = load_fixture("json-events")
 S = FIXTURE.shards
 
 
-def run_task(scripts: dict[str, list[dict[str, Any]]]) -> EvalSample:
+def run_task(scripts: dict[str, list[dict[str, Any]]], log_dir: Path) -> EvalSample:
     task = Task(
         dataset=[fanout_sample(FIXTURE)],
         solver=fanout_topology(FIXTURE),
@@ -37,7 +38,7 @@ def run_task(scripts: dict[str, list[dict[str, Any]]]) -> EvalSample:
         sandbox="local",
     )
     model = get_model("swarm/scripted", scripts=scripts, memoize=False)
-    [log] = inspect_eval(task, model=model, display="none", log_dir=None)
+    [log] = inspect_eval(task, model=model, display="none", log_dir=str(log_dir))
     assert log.status == "success", log.error
     [sample] = log.samples or []
     return sample
@@ -57,7 +58,7 @@ def _score(sample: EvalSample) -> tuple[dict[str, Any], dict[str, Any]]:
     return score.value, score.metadata or {}
 
 
-def test_honest_replies_with_words_separators_and_corrections_resolve() -> None:
+def test_honest_replies_with_words_separators_and_corrections_resolve(log_dir: Path) -> None:
     assert S[1].expected == 1482368  # the shard whose answer has thousands
     scripts = honest_scripts(FIXTURE)
     _replies(scripts, S[0].worker, f"The answer is {S[0].expected}.")
@@ -66,7 +67,7 @@ def test_honest_replies_with_words_separators_and_corrections_resolve() -> None:
     _replies(scripts, S[3].worker, f"{S[3].expected - 1}\nCorrection: {S[3].expected}")
     _replies(scripts, S[4].worker, str(S[4].expected - 1), f"Correction: {S[4].expected}")
     _replies(scripts, S[5].worker, f"{S[5].expected} (counted in events-06.jsonl)")
-    value, metadata = _score(run_task(scripts))
+    value, metadata = _score(run_task(scripts, log_dir))
     assert value == {
         "coverage": True,
         "delegation": True,
@@ -79,11 +80,13 @@ def test_honest_replies_with_words_separators_and_corrections_resolve() -> None:
     assert sourced == {s.file: s.worker for s in S}
 
 
-def test_a_right_number_followed_by_a_wrong_one_and_a_decimal_fail_provenance() -> None:
+def test_a_right_number_followed_by_a_wrong_one_and_a_decimal_fail_provenance(
+    log_dir: Path,
+) -> None:
     scripts = honest_scripts(FIXTURE)
     _replies(scripts, S[0].worker, f"{S[0].expected}, or maybe {S[0].expected + 1}")
     _replies(scripts, S[2].worker, f"{S[2].expected}.5")
-    value, metadata = _score(run_task(scripts))
+    value, metadata = _score(run_task(scripts, log_dir))
     assert {k for k, v in value.items() if v is not True} == {"provenance", "resolved"}
     details = metadata["rules"]["provenance"]["details"]
     assert details["mismatched"] == [
