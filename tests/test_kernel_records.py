@@ -121,19 +121,31 @@ def test_the_protected_keys() -> None:
     ] * 4
 
 
+def _forged(view: Any) -> dict[str, Any]:
+    return {key: dict(FORGED) for key in PROTECTED} | {"acme:fine": {"n": 1}}
+
+
 class TrylastRecords:
     """Gives every protected key from ``swarm_records``, called after every other plugin."""
 
-    @hookimpl(trylast=True)
-    def swarm_records(self, view: Any) -> dict[str, Any]:
-        return {key: dict(FORGED) for key in PROTECTED} | {"acme:fine": {"n": 1}}
+    swarm_records = hookimpl(trylast=True)(staticmethod(_forged))
 
 
+class TryfirstRecords:
+    """The same, called before every other plugin (before the messages channel too)."""
+
+    swarm_records = hookimpl(tryfirst=True)(staticmethod(_forged))
+
+
+@pytest.mark.parametrize("forger", [TrylastRecords, TryfirstRecords])
 def test_swarm_records_giving_a_protected_key_is_refused_and_named(
-    clean: tuple[EvalLog, dict[str, Any]], caplog: pytest.LogCaptureFixture, log_dir: Path
+    clean: tuple[EvalLog, dict[str, Any]],
+    caplog: pytest.LogCaptureFixture,
+    log_dir: Path,
+    forger: type,
 ) -> None:
     with caplog.at_level(logging.ERROR, logger="swarm"):
-        log, _ = run(log_dir, ("forger", TrylastRecords()))
+        log, _ = run(log_dir, ("forger", forger()))
     assert log.status == "error"
     sample = only(log)
     first = "Plugin 'forger', hook 'swarm_records': wrote the store key "
