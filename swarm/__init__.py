@@ -20,6 +20,7 @@ from swarm._hooks.defaults import first_submission, last_submission
 from swarm._report.counters import CommCounts
 from swarm._run.bus import Bus, current_bus
 from swarm._run.identity import current_member
+from swarm._run.seal import in_running_sample, kernel_seal, record_digest
 from swarm._run.tools import swarm_on_continue, swarm_tools, swarm_wait
 from swarm._spec.budget import Budget
 from swarm._spec.roster import MemberSpec, member
@@ -35,9 +36,11 @@ from swarm.errors import (
 )
 from swarm.hookspecs import Register, hookimpl, hookspec
 from swarm.records import (
+    KERNEL_PREFIX,
     LEDGER_KEY,
     MESSAGES_KEY,
     METRICS_KEY,
+    RESERVED_KEYS,
     RESULT_KEY,
     SPAWNS_KEY,
     Answer,
@@ -66,14 +69,17 @@ from swarm.records import (
     SwarmResult,
     SwarmView,
     WaitNews,
+    is_protected_key,
 )
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "KERNEL_PREFIX",
     "LEDGER_KEY",
     "MESSAGES_KEY",
     "METRICS_KEY",
+    "RESERVED_KEYS",
     "RESULT_KEY",
     "SPAWNS_KEY",
     "Answer",
@@ -127,10 +133,14 @@ __all__ = [
     "get_plugin_manager",
     "hookimpl",
     "hookspec",
+    "in_running_sample",
+    "is_protected_key",
+    "kernel_seal",
     "last_submission",
     "load_topology",
     "member",
     "plugin_catalog",
+    "record_digest",
     "reset_plugin_catalog",
     "rubric",
     "swarm",

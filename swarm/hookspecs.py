@@ -391,9 +391,11 @@ def swarm_records(view: SwarmView) -> dict[str, dict[str, Any]] | None:
 
     Every implementation is called once, when the swarm ends, after the kernel's own records.
     Each record is written to the store under its key and to the transcript as an ``InfoEvent``
-    (source ``inspect_swarm``), like the kernel's; a key that is one of the kernel's own, or a
-    record that is not plain JSON, is an error.  Built-in channels use ``inspect_swarm:<name>``
-    keys; third-party plugins should use keys of their own.
+    (source ``inspect_swarm``), like the kernel's; a protected key (``is_protected_key``: any
+    ``inspect_swarm:`` key, or one of ``RESERVED_KEYS``) or a record that is not plain JSON is
+    an error naming the plugin, and nothing is written for it.  The one exception is the
+    message log (``inspect_swarm:messages``) of the built-in ``messages`` channel, which the
+    kernel takes and writes as its own record.  Plugins use keys of their own.
 
     :param view: the run at its end.
     :return: a mapping of store key to a JSON-ready record; ``None`` for none.
@@ -507,7 +509,9 @@ def swarm_record_delivered(view: SwarmView, record: Record) -> None:
 def swarm_run_ended(view: SwarmView, result: SwarmResult) -> None:
     """The swarm ended (normally, on error, or cancelled) and its result record is final.
 
-    Runs inside the sample, so an observer may write to ``store()`` or the transcript.
+    Runs inside the sample, so an observer may write to ``store()`` or the transcript, but not
+    a protected key (``is_protected_key``): writing, replacing, changing or deleting one is an
+    error naming the plugin, and the kernel's record is put back.
 
     :param view: the run at its end.
     :param result: the ``inspect_swarm:result`` record just written.

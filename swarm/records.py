@@ -17,10 +17,13 @@ from swarm._checks import as_float, as_whole, number_field
 __all__ = [
     "EVIDENCE_TYPE",
     "evidence_entries",
+    "is_protected_key",
     "INFO_SOURCE",
+    "KERNEL_PREFIX",
     "LEDGER_KEY",
     "MESSAGES_KEY",
     "METRICS_KEY",
+    "RESERVED_KEYS",
     "RESULT_KEY",
     "SPAWNS_KEY",
     "SPAWN_REFUSALS",
@@ -106,6 +109,23 @@ SPAWNS_KEY = "inspect_swarm:spawns"
 
 MESSAGES_KEY = "inspect_swarm:messages"
 """The store key of the message log: every message and receipt delivered, and when it was seen."""
+
+KERNEL_PREFIX = "inspect_swarm:"
+"""The kernel's namespace in the sample store: every key that begins with it is written by the
+kernel alone (a plugin's ``swarm_records`` may not give one; the message log of the built-in
+``messages`` channel is taken by the kernel and written as its own)."""
+
+RESERVED_KEYS: frozenset[str] = frozenset({"swarm_fanout:artifact"})
+"""Store keys outside the kernel's namespace that no plugin may give either: the fan-out
+scorer's artifact record, which only the scorer writes (from the lead's sandbox, when it
+scores)."""
+
+
+def is_protected_key(key: object) -> bool:
+    """Whether ``key`` is a store key no plugin may write: the kernel's namespace and the
+    reserved keys."""
+    return isinstance(key, str) and (key.startswith(KERNEL_PREFIX) or key in RESERVED_KEYS)
+
 
 MemberState = Literal["pending", "running", "ended"]
 """Where a member is in its life: not started, running, or ended."""

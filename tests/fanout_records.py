@@ -11,9 +11,19 @@ writes the artifact and ends.  Tests change one thing in it to build a cheat.
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
-from swarm.plugins.scorers.fanout import Fixture
+from inspect_ai import Task, eval
+from inspect_ai.dataset import Sample
+from inspect_ai.log import EvalLog
+from inspect_ai.scorer import Score
+from inspect_ai.solver import Generate, TaskState, solver
+from inspect_ai.util import sandbox
+
+from swarm import record_digest
+from swarm._run.seal import seal_records
+from swarm.plugins.scorers.fanout import ARTIFACT_KEY, Fixture, fanout_rubric
 
 LEAD = "lead"
 LEAD_TOKENS = 1000
@@ -294,3 +304,54 @@ def honest(fixture: Fixture, *, finish: bool = True) -> Run:
     if finish:
         run.finish()
     return run
+
+
+# -- scoring synthetic records in a real eval --------------------------------------------------
+
+
+@solver
+def replay_records() -> Any:
+    """Writes the sample's records (from its metadata) to the store and its artifact to the
+    sandbox; with ``seal`` it seals them as the kernel seals what it writes (standing in for a
+    swarm), without it it is a solver of one's own.  ``tamper`` changes a record after the
+    seal; ``stored_artifact`` puts an artifact in the store too (the scorer must not take it)."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        meta = state.metadata
+        records = {k: v for k, v in meta["records"].items() if k != ARTIFACT_KEY}
+        for key, value in records.items():
+            state.store.set(key, value)
+        if meta.get("seal", True):
+            seal_records(state.store, {k: record_digest(v) for k, v in records.items()})
+        artifact = meta["records"].get(ARTIFACT_KEY)
+        if artifact is not None and artifact["text"] is not None:
+            await sandbox().write_file(artifact["path"], artifact["text"])
+        if meta.get("stored_artifact") is not None:
+            state.store.set(
+                ARTIFACT_KEY, {"path": "combined-index.md", "text": meta["stored_artifact"]}
+            )
+        if meta.get("tamper") is not None:
+            state.store.set(meta["tamper"], {**state.store.get(meta["tamper"]), "extra": 1})
+        return state
+
+    return solve
+
+
+def scored(
+    log_dir: Path, samples: dict[str, dict[str, Any]], fixture: str = "json-events"
+) -> EvalLog:
+    """An eval of ``samples`` (id to metadata for ``replay_records``) scored by the rubric."""
+    dataset = [Sample(id=name, input="fan out", metadata=meta) for name, meta in samples.items()]
+    task = Task(
+        dataset=dataset,
+        solver=replay_records(),
+        scorer=fanout_rubric(fixture=fixture),
+        sandbox="local",
+    )
+    log = eval(task, model="mockllm/model", log_dir=str(log_dir), display="none")[0]
+    assert log.status == "success", log.error
+    return log
+
+
+def scores(log: EvalLog) -> dict[str, Score]:
+    return {str(s.id): s.scores["fanout_rubric"] for s in log.samples or []}  # type: ignore[index]

@@ -4,6 +4,7 @@ that catches them."""
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import subprocess
@@ -24,6 +25,7 @@ from swarm.plugins.scorers.fanout import (
     fanout_topology,
     honest_scripts,
     load_fixture,
+    manifest_digest,
     run_fanout,
 )
 
@@ -120,28 +122,29 @@ def test_a_fixture_of_ones_own_runs_and_a_log_is_rescored_against_another(tmp_pa
     (mine / "fixture.json").write_text(json.dumps(manifest, indent=2))
     outcome = run_fanout(str(mine), None, 600, str(tmp_path / "logs"))
     assert outcome["resolved"] is True, outcome
-    # a copy whose expected value for one shard is wrong: re-scoring the log fails coverage only
+    # a copy whose expected value for one shard differs: re-scoring the log against it is
+    # refused, as the manifest is not the one the sample was scored with...
     wrong = _copy(str(mine), tmp_path / "wrong")
     manifest["shards"][0]["expected"] += 100
     (wrong / "fixture.json").write_text(json.dumps(manifest, indent=2))
-    done = subprocess.run(
-        [
-            str(BIN / "inspect"),
-            "score",
-            outcome["log"],
-            "--scorer",
-            "swarm/fanout_rubric",
-            "-S",
-            f"fixture={wrong}",
-            "--action",
-            "overwrite",
-            "--overwrite",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=tmp_path,
+    rescore = [str(BIN / "inspect"), "score", outcome["log"], "--scorer", "swarm/fanout_rubric"]
+    rescore += ["-S", f"fixture={wrong}", "--action", "overwrite", "--overwrite"]
+    run = functools.partial(
+        subprocess.run, capture_output=True, text=True, timeout=300, cwd=tmp_path
     )
+    refused = run(rescore)
+    assert refused.returncode != 0
+    message = " ".join(refused.stderr.split())
+    assert (
+        f"fanout_rubric: refusing to re-score sample 'json-events': the fixture's manifest "
+        f"{wrong / 'fixture.json'} is not the one it was scored with"
+    ) in message, refused.stderr[-3000:]
+    assert "to judge it against this fixture on purpose, pass -S rescore_fixture=true" in message
+    [sample] = read_eval_log(outcome["log"]).samples or []
+    [score] = (sample.scores or {}).values()
+    assert isinstance(score.value, dict) and score.value["resolved"] is True  # unchanged
+    # ... unless asked to on purpose: then coverage fails, and only coverage
+    done = run([*rescore, "-S", "rescore_fixture=true"])
     assert done.returncode == 0, done.stderr[-3000:]
     [sample] = read_eval_log(outcome["log"]).samples or []
     [score] = (sample.scores or {}).values()
@@ -153,6 +156,12 @@ def test_a_fixture_of_ones_own_runs_and_a_log_is_rescored_against_another(tmp_pa
         "provenance": True,
         "resolved": False,
     }
+    digests = (score.metadata or {})["digests"]
+    assert digests["fixture"] == manifest_digest(load_fixture(str(wrong)))
+    assert digests["judged"] == (
+        "the last score's records, against a new fixture (was "
+        f"{manifest_digest(load_fixture(str(mine)))})"
+    )
 
 
 # -- cheating leads, through the real task --------------------------------------------------

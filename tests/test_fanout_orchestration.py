@@ -297,7 +297,9 @@ def test_cheat_provenance_lead_answers_behind_decoy_children() -> None:
         "shard": F[0],
         "member": W[0],
         "reply": "done",
+        "reply_value": None,
         "artifact": [str(SHARDS[0].expected)],
+        "artifact_values": [SHARDS[0].expected],
     }
     assert len(failures(verdict, "provenance")) == 8
 

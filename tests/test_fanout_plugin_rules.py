@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
-from fanout_records import Run, honest
+from fanout_records import Run, honest, scored, scores
 
 from swarm import (
     PluginCatalog,
@@ -24,7 +24,6 @@ from swarm import (
 from swarm.plugins.scorers.fanout import (
     Evidence,
     Fixture,
-    fanout_rubric,
     judge_store,
     load_fixture,
     plugin_rules,
@@ -241,20 +240,9 @@ def installed_rule() -> Iterator[None]:
 
 
 @pytest.mark.usefixtures("installed_rule")
-def test_the_inspect_scorer_reports_plugin_rules() -> None:
-    from inspect_ai.model import ModelName
-    from inspect_ai.scorer import Target
-    from inspect_ai.solver import TaskState
-
-    state = TaskState(
-        model=ModelName("none/none"),
-        sample_id=1,
-        epoch=1,
-        input="",
-        messages=[],
-        store=answer_in_task().store(),
-    )
-    score = anyio.run(fanout_rubric(fixture="json-events"), state, Target(""))
+def test_the_inspect_scorer_reports_plugin_rules(log_dir: Path) -> None:
+    log = scored(log_dir, {"in-task": {"records": answer_in_task().store()}})
+    score = scores(log)["in-task"]
     assert isinstance(score.value, dict)
     assert (score.value["answer_not_in_task"], score.value["resolved"]) == (False, False)
     assert (score.metadata or {})["rules"]["answer_not_in_task"]["plugin"] == "proof-installed"

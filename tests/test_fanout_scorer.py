@@ -1,10 +1,13 @@
-"""The fan-out rubric as an Inspect scorer: on a synthetic ``TaskState``, inside a real Inspect
-eval, and re-scoring ``.eval`` logs with Inspect's own ``inspect score`` command (no model, no
-run: the records are written with Inspect's log API).  Also its registrations: the ``fanout``
-rubric in swarm-eval's catalog and ``swarm plugins``, ``swarm/fanout_rubric`` in Inspect's."""
+"""The fan-out rubric as an Inspect scorer: inside a real Inspect eval of synthetic records (a
+solver that writes them and seals them as the kernel does, standing in for a swarm; the same
+solver without the seal is a solver of one's own), and re-scoring ``.eval`` logs with Inspect's
+own ``inspect score`` command, which refuses a log whose records or fixture changed.  Also its
+registrations: the ``fanout`` rubric in swarm-eval's catalog and ``swarm plugins``,
+``swarm/fanout_rubric`` in Inspect's."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import subprocess
@@ -14,12 +17,9 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 from click.testing import CliRunner
-from fanout_records import Run, honest, index_text
-from inspect_ai import Task, eval
-from inspect_ai.dataset import Sample
+from fanout_records import Run, honest, index_text, scored, scores
 from inspect_ai.log import (
     EvalConfig,
     EvalDataset,
@@ -29,15 +29,15 @@ from inspect_ai.log import (
     read_eval_log,
     write_eval_log,
 )
-from inspect_ai.model import ModelName
-from inspect_ai.scorer import Score, Target
-from inspect_ai.solver import Generate, TaskState, solver
 
-from swarm import ConfigError, plugin_catalog
+from swarm import ConfigError, plugin_catalog, record_digest
 from swarm.cli import cli
-from swarm.plugins.scorers.fanout import fanout_rubric, load_fixture
+from swarm.plugins.scorers.fanout import STORE_KEYS, fanout_rubric, load_fixture, manifest_digest
 
 FIXTURE = load_fixture("json-events")
+MESSAGES = "inspect_swarm:messages"
+ARTIFACT = "swarm_fanout:artifact"
+ARTIFACT_PATH = "combined-index.md"
 INSPECT = Path(sys.executable).with_name("inspect")
 
 
@@ -53,19 +53,34 @@ def decoys() -> Run:
     return run
 
 
-def score_store(store: dict[str, Any], fixture: str = "json-events") -> Score:
-    state = TaskState(
-        model=ModelName("none/none"), sample_id=1, epoch=1, input="", messages=[], store=store
+@pytest.fixture(scope="module")
+def evaluated(tmp_path_factory: pytest.TempPathFactory) -> EvalLog:
+    """One eval of every case below."""
+    wrong = index_text(FIXTURE, {FIXTURE.shards[0].file: "7"})
+    return scored(
+        tmp_path_factory.mktemp("logs"),
+        {
+            "honest": {"records": honest(FIXTURE).store()},
+            "decoys": {"records": decoys().store()},
+            "empty": {"records": {}},
+            "own-solver": {"records": honest(FIXTURE).store(), "seal": False},
+            "tampered": {"records": honest(FIXTURE).store(), "tamper": MESSAGES},
+            "stored-artifact": {
+                "records": {
+                    **honest(FIXTURE).store(),
+                    ARTIFACT: {"path": ARTIFACT_PATH, "text": wrong},
+                },
+                "stored_artifact": index_text(FIXTURE),
+            },
+        },
     )
-    return anyio.run(fanout_rubric(fixture=fixture), state, Target(""))
 
 
-# -- on a TaskState ----------------------------------------------------------------------------
+# -- in an eval --------------------------------------------------------------------------------
 
 
-def test_scorer_resolves_an_honest_store() -> None:
-    run = honest(FIXTURE)
-    score = score_store(run.store())
+def test_scorer_resolves_an_honest_sample(evaluated: EvalLog) -> None:
+    score = scores(evaluated)["honest"]
     assert score.value == {
         "coverage": True,
         "delegation": True,
@@ -92,19 +107,26 @@ def test_scorer_resolves_an_honest_store() -> None:
     assert metadata["efficiency"]["total"]["tokens"] == 4200
     assert metadata["efficiency"]["children"]["turns"] == 16
     assert metadata["rules"]["dedup"]["details"]["total_spawns"] == 8
-    assert set(metadata["records"]) == {
-        "inspect_swarm:spawns",
-        "inspect_swarm:messages",
-        "inspect_swarm:result",
-        "inspect_swarm:ledger",
-        "inspect_swarm:metrics",
-        "swarm_fanout:artifact",
+    assert set(metadata["records"]) == set(STORE_KEYS)
+    [sample] = [s for s in evaluated.samples or [] if s.id == "honest"]
+    judged = {key: sample.store.get(key) for key in STORE_KEYS}
+    assert metadata["digests"] == {
+        "fixture": manifest_digest(FIXTURE),
+        "records": record_digest(judged),
+        "by_key": {key: record_digest(value) for key, value in judged.items()},
+        "judged": "sealed by the kernel",
     }
     json.dumps(metadata)  # plain JSON
 
 
-def test_scorer_explains_a_failure_naming_the_shard_and_member() -> None:
-    score = score_store(decoys().store())
+def test_the_manifest_digest_is_the_sha256_of_its_canonical_json() -> None:
+    manifest = json.loads((FIXTURE.directory / "fixture.json").read_text())
+    canonical = json.dumps(manifest, sort_keys=True, separators=(",", ":"))
+    assert manifest_digest(FIXTURE) == hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def test_scorer_explains_a_failure_naming_the_shard_and_member(evaluated: EvalLog) -> None:
+    score = scores(evaluated)["decoys"]
     assert isinstance(score.value, dict)
     assert score.value["provenance"] is False
     assert score.value["resolved"] is False
@@ -114,24 +136,80 @@ def test_scorer_explains_a_failure_naming_the_shard_and_member() -> None:
     assert lines[0] == "resolved: no (failed: provenance)"
     assert "provenance: FAIL" in lines
     assert (
-        f"  - {shard.file} {shard.worker}: the child replied 'done', the artifact says "
-        f"'{shard.expected}'"
+        f"  - {shard.file} {shard.worker}: the child replied 'done' (no number in it), "
+        f"the artifact says '{shard.expected}'"
     ) in lines
     assert "  - ... and 3 more (see the metadata)" in lines
     failures = (score.metadata or {})["rules"]["provenance"]["failures"]
     assert failures[0] == {
-        "reason": f"the child replied 'done', the artifact says '{shard.expected}'",
+        "reason": f"the child replied 'done' (no number in it), the artifact says "
+        f"'{shard.expected}'",
         "shard": shard.file,
         "member": shard.worker,
     }
     assert len(failures) == 8
 
 
-def test_scorer_scores_an_empty_store() -> None:
-    score = score_store({})
+def test_scorer_scores_a_sealed_empty_store(evaluated: EvalLog) -> None:
+    score = scores(evaluated)["empty"]
     assert isinstance(score.value, dict)
     assert score.value["resolved"] is False
+    assert score.reason is None and "unscorable" not in (score.metadata or {})
     assert score.answer == ""
+
+
+UNSCORABLE = {
+    "coverage": False,
+    "delegation": False,
+    "dedup": False,
+    "receipts": False,
+    "provenance": False,
+    "resolved": False,
+}
+
+
+def test_records_a_solver_of_ones_own_wrote_are_unscorable(evaluated: EvalLog) -> None:
+    score = scores(evaluated)["own-solver"]
+    why = (
+        "no swarm wrote this sample's records in this eval (the kernel sealed none): a solver "
+        "that is not a swarm, or records written by something else"
+    )
+    assert score.value == UNSCORABLE
+    assert score.reason == "scoring_failed"
+    assert score.explanation == f"unscorable: {why}"
+    assert score.metadata == {
+        "fixture": "json-events",
+        "resolved": False,
+        "unscorable": why,
+        "digests": {"fixture": manifest_digest(FIXTURE)},
+    }
+
+
+def test_a_record_changed_after_the_seal_is_unscorable(evaluated: EvalLog) -> None:
+    score = scores(evaluated)["tampered"]
+    assert score.value == UNSCORABLE
+    assert (score.metadata or {})["unscorable"] == (
+        f"the record {MESSAGES} was changed after the swarm's kernel wrote it"
+    )
+
+
+def test_the_artifact_is_read_from_the_sandbox_never_taken_from_the_store(
+    evaluated: EvalLog,
+) -> None:
+    score = scores(evaluated)["stored-artifact"]
+    # the store held the right answers, the sandbox's file a wrong one: the file is judged
+    assert isinstance(score.value, dict)
+    assert (score.value["coverage"], score.value["resolved"]) == (False, False)
+    assert score.answer == index_text(FIXTURE, {FIXTURE.shards[0].file: "7"})
+
+
+def test_unscorable_values_have_every_rule_so_the_means_count_them_unresolved(
+    evaluated: EvalLog,
+) -> None:
+    assert evaluated.results is not None
+    means = {s.name: s.metrics["mean"].value for s in evaluated.results.scores}
+    # honest resolves; decoys, empty, own-solver, tampered, stored-artifact do not
+    assert means["resolved"] == pytest.approx(1 / 6)
 
 
 @pytest.mark.parametrize(
@@ -184,19 +262,7 @@ def test_the_inspect_entry_point_is_declared() -> None:
     assert found["swarm_fanout"] == "swarm.plugins.scorers.fanout._inspect_registry"
 
 
-# -- in an eval, and re-scored by `inspect score` ----------------------------------------------
-
-
-@solver
-def replay_records() -> Any:
-    """Writes the sample's records (from its metadata) to the store, as a swarm would."""
-
-    async def solve(state: TaskState, generate: Generate) -> TaskState:
-        for key, value in state.metadata["records"].items():
-            state.store.set(key, value)
-        return state
-
-    return solve
+# -- re-scored by `inspect score` --------------------------------------------------------------
 
 
 def inspect_score(log: Path, out: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -219,46 +285,111 @@ def values(log: EvalLog) -> dict[str, dict[str, Any]]:
     }
 
 
-def test_scorer_in_an_eval_and_rescored_from_its_log(log_dir: Path) -> None:
-    samples = [
-        Sample(id="honest", input="fan out", metadata={"records": honest(FIXTURE).store()}),
-        Sample(id="decoys", input="fan out", metadata={"records": decoys().store()}),
-    ]
-    task = Task(
-        dataset=samples, solver=replay_records(), scorer=fanout_rubric(fixture="json-events")
-    )
-    log = eval(task, model="mockllm/model", log_dir=str(log_dir), display="none")[0]
-    assert log.status == "success", log.error
-    assert {k: v["resolved"] for k, v in values(log).items()} == {"honest": True, "decoys": False}
-    assert log.results is not None
-    means = {s.name: s.metrics["mean"].value for s in log.results.scores}
-    assert means == {
-        "coverage": 1.0,
-        "delegation": 1.0,
-        "dedup": 1.0,
-        "receipts": 1.0,
-        "provenance": 0.5,
-        "resolved": 0.5,
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.fixture
+def fixture_copy(tmp_path: Path) -> Path:
+    copy = tmp_path / "my-events"
+    shutil.copytree(FIXTURE.directory, copy)
+    return copy
+
+
+@pytest.fixture
+def two_samples(log_dir: Path, fixture_copy: Path) -> EvalLog:
+    """An honest and a decoy sample, scored against a copy of the fixture (so it can be
+    rewritten after the run)."""
+    samples = {
+        "honest": {"records": honest(FIXTURE).store()},
+        "decoys": {"records": decoys().store()},
     }
-    # Inspect's own command re-scores the log from the scorer it recorded, reading only the
-    # store: nothing runs again.  Change one stored artifact first, to see it re-read.
-    honest_sample = next(s for s in log.samples or [] if s.id == "honest")
-    wrong = index_text(FIXTURE, {FIXTURE.shards[0].file: "7"})
-    honest_sample.store["swarm_fanout:artifact"] = {"path": "combined-index.md", "text": wrong}
-    write_eval_log(log, log.location)
-    out = log_dir / "rescored.eval"
-    done = inspect_score(Path(log.location), out, "--action", "overwrite")
+    return scored(log_dir, samples, fixture=str(fixture_copy))
+
+
+def test_a_log_is_rescored_from_the_scorer_it_recorded(
+    two_samples: EvalLog, tmp_path: Path
+) -> None:
+    assert {k: v["resolved"] for k, v in values(two_samples).items()} == {
+        "honest": True,
+        "decoys": False,
+    }
+    out = tmp_path / "rescored.eval"
+    done = inspect_score(Path(two_samples.location), out, "--action", "overwrite")
     assert done.returncode == 0, done.stderr
-    rescored = values(read_eval_log(str(out)))
-    assert rescored["decoys"] == values(log)["decoys"]
-    assert rescored["honest"] == {
+    rescored = read_eval_log(str(out))
+    assert values(rescored) == values(two_samples)
+    honest_score = next(s for s in rescored.samples or [] if s.id == "honest")
+    digests = honest_score.scores["fanout_rubric"].metadata["digests"]  # type: ignore[index]
+    first = scores(two_samples)["honest"].metadata["digests"]  # type: ignore[index]
+    assert digests == {**first, "judged": "the last score's records"}
+    # and the re-scored log re-scores again (its score carries the same digests)
+    again = inspect_score(out, tmp_path / "again.eval", "--action", "append")
+    assert again.returncode == 0, again.stderr
+
+
+def test_a_fixture_rewritten_after_the_run_is_refused(
+    two_samples: EvalLog, fixture_copy: Path, tmp_path: Path
+) -> None:
+    manifest = json.loads((fixture_copy / "fixture.json").read_text())
+    manifest["shards"][2]["expected"] += 1
+    (fixture_copy / "fixture.json").write_text(json.dumps(manifest))
+    done = inspect_score(Path(two_samples.location), tmp_path / "out.eval", "--action", "overwrite")
+    assert done.returncode != 0
+    message = flat(done.stderr)
+    assert "fanout_rubric: refusing to re-score sample 'decoys': " in message, done.stderr
+    assert (
+        f"the fixture's manifest {fixture_copy / 'fixture.json'} is not the one it was scored "
+        f"with (sha256 {manifest_digest(load_fixture(str(fixture_copy)))} now, "
+        f"{manifest_digest(FIXTURE)} when scored); to judge it against this fixture on purpose, "
+        "pass -S rescore_fixture=true"
+    ) in message, done.stderr
+    assert not (tmp_path / "out.eval").exists()
+    # on purpose, against the corrected fixture (-S needs --scorer): coverage fails for the
+    # honest sample, and nothing that does not depend on the expected answers changes
+    out = tmp_path / "on-purpose.eval"
+    args = ["--scorer", "swarm/fanout_rubric", "-S", f"fixture={fixture_copy}"]
+    done = inspect_score(
+        Path(two_samples.location),
+        out,
+        "--action",
+        "overwrite",
+        *args,
+        "-S",
+        "rescore_fixture=true",
+    )
+    assert done.returncode == 0, done.stderr
+    assert values(read_eval_log(str(out)))["honest"] == {
         "coverage": False,
         "delegation": True,
         "dedup": True,
         "receipts": True,
-        "provenance": False,
+        "provenance": True,
         "resolved": False,
     }
+
+
+@pytest.mark.parametrize("key", [MESSAGES, ARTIFACT])
+def test_a_log_whose_records_were_edited_is_refused(
+    two_samples: EvalLog, tmp_path: Path, key: str
+) -> None:
+    sample = next(s for s in two_samples.samples or [] if s.id == "decoys")
+    first = sample.scores["fanout_rubric"].metadata["digests"]["records"]  # type: ignore[index]
+    if key == MESSAGES:  # the decoys' replies made to match the artifact
+        for message in sample.store[MESSAGES]["messages"]:
+            shard = next(s for s in FIXTURE.shards if s.worker == message["sender"])
+            message["text"] = str(shard.expected)
+    else:
+        sample.store[ARTIFACT] = {"path": ARTIFACT_PATH, "text": index_text(FIXTURE, {})}
+        sample.store[ARTIFACT]["text"] += "\n"
+    write_eval_log(two_samples, two_samples.location)
+    now = record_digest({k: sample.store.get(k) for k in STORE_KEYS})
+    done = inspect_score(Path(two_samples.location), tmp_path / "out.eval", "--action", "overwrite")
+    assert done.returncode != 0
+    assert (
+        "fanout_rubric: refusing to re-score sample 'decoys': its records are not the ones it "
+        f"was scored with (changed since: {key}; sha256 {now} now, {first} when scored)"
+    ) in flat(done.stderr), done.stderr
 
 
 def synthetic_log(path: Path, stores: dict[str, dict[str, Any]]) -> Path:
@@ -278,39 +409,15 @@ def synthetic_log(path: Path, stores: dict[str, dict[str, Any]]) -> Path:
     return path
 
 
-def test_inspect_score_rescores_a_synthetic_log_against_a_fixture_path(tmp_path: Path) -> None:
-    log = synthetic_log(
-        tmp_path / "synthetic.eval",
-        {"honest": honest(FIXTURE).store(), "decoys": decoys().store()},
-    )
+def test_a_log_no_score_vouches_for_is_unscorable(tmp_path: Path) -> None:
+    log = synthetic_log(tmp_path / "synthetic.eval", {"honest": honest(FIXTURE).store()})
     out = tmp_path / "scored.eval"
     done = inspect_score(log, out, "--scorer", "swarm/fanout_rubric", "-S", "fixture=json-events")
     assert done.returncode == 0, done.stderr
-    scored = read_eval_log(str(out))
-    assert {k: (v["resolved"], v["provenance"]) for k, v in values(scored).items()} == {
-        "honest": (True, True),
-        "decoys": (False, False),
-    }
-    decoy = next(s for s in scored.samples or [] if s.id == "decoys")
-    metadata = decoy.scores["fanout_rubric"].metadata  # type: ignore[index]
-    assert metadata["rules"]["provenance"]["details"]["mismatched"][0]["reply"] == "done"
-
-    # a copy of the fixture whose expected answer for one shard is wrong: coverage fails, and
-    # nothing that does not depend on the expected answers changes
-    copy = tmp_path / "my-events"
-    shutil.copytree(FIXTURE.directory, copy)
-    manifest = json.loads((copy / "fixture.json").read_text())
-    manifest["shards"][2]["expected"] += 1
-    (copy / "fixture.json").write_text(json.dumps(manifest))
-    out = tmp_path / "scored-against-copy.eval"
-    done = inspect_score(log, out, "--scorer", "swarm/fanout_rubric", "-S", f"fixture={copy}")
-    assert done.returncode == 0, done.stderr
-    honest_value = values(read_eval_log(str(out)))["honest"]
-    assert honest_value == {
-        "coverage": False,
-        "delegation": True,
-        "dedup": True,
-        "receipts": True,
-        "provenance": True,
-        "resolved": False,
-    }
+    [sample] = read_eval_log(str(out)).samples or []
+    score = sample.scores["fanout_rubric"]  # type: ignore[index]
+    assert score.value == UNSCORABLE
+    assert score.reason == "scoring_failed"
+    assert (score.metadata or {})["unscorable"] == (
+        "no earlier fan-out score of this sample recorded the digests of its records"
+    )

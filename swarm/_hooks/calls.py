@@ -378,6 +378,23 @@ class RunHooks:
         """``swarm_record_delivered``."""
         self.observe("swarm_record_delivered", view=view, record=record)
 
-    def run_ended(self, view: SwarmView, result: SwarmResult) -> None:
-        """``swarm_run_ended``."""
-        self.observe("swarm_run_ended", view=view, result=result)
+    def run_ended(
+        self,
+        view: SwarmView,
+        result: SwarmResult,
+        after: Callable[[str], None] | None = None,
+    ) -> None:
+        """``swarm_run_ended``; ``after(plugin)`` is called after each implementation (to check
+        what it did), whether or not it failed."""
+        hook = "swarm_run_ended"
+        for impl in self.impls(hook):
+            try:
+                _call(impl, {"view": view, "result": result})
+            except Exception:
+                logger.exception(
+                    "observer plugin %r failed in hook %r (the run goes on)",
+                    impl.plugin_name,
+                    hook,
+                )
+            if after is not None:
+                after(impl.plugin_name)

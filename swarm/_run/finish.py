@@ -1,10 +1,17 @@
 """The end of a run: its records written to the sample store and the transcript.
 
-``inspect_swarm:result``, ``inspect_swarm:ledger`` and ``inspect_swarm:metrics`` go to the sample
-store and to the transcript as ``InfoEvent``s (source ``inspect_swarm``).  Called from the run's
-``finally`` path, synchronously, so it completes even when the sample is cancelled.  Each record
-is built and written on its own: whatever a plugin (or a bug) does to one, the others are
-written; a plugin's fault is reported to the run, which fails the sample with it afterwards.
+``inspect_swarm:result``, ``inspect_swarm:ledger``, ``inspect_swarm:metrics``, the spawn ledger
+and the message log go to the sample store and to the transcript as ``InfoEvent``s (source
+``inspect_swarm``).  Called from the run's ``finally`` path, synchronously, so it completes even
+when the sample is cancelled.  Each record is built and written on its own: whatever a plugin
+(or a bug) does to one, the others are written; a plugin's fault is reported to the run, which
+fails the sample with it afterwards.
+
+The records are the kernel's alone: a plugin's ``swarm_records`` may not give a protected key
+(``is_protected_key``; the message log is taken from the built-in ``messages`` channel only and
+written by the kernel), a ``swarm_run_ended`` observer that changes one through ``store()`` is a
+fault naming it and its change is undone, and after every plugin the kernel puts back any of its
+records that differs from what it wrote and seals them (``seal``).
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from inspect_ai.log import transcript
-from inspect_ai.util import store
+from inspect_ai.util import Store, store
 
 from swarm._accounts.accounts import Accounts
 from swarm._hooks.calls import RunHooks
@@ -30,18 +37,21 @@ from swarm._report.result import Gates, build_result, member_gates
 from swarm._report.spawns import SpawnEntry, build_spawns
 from swarm._run.bus import Bus
 from swarm._run.members import Roster
+from swarm._run.seal import canonical_json, record_digest, seal_records
 from swarm._run.waits import Waits
 from swarm._run.wiring import Wiring
 from swarm.errors import PluginError
 from swarm.records import (
     INFO_SOURCE,
     LEDGER_KEY,
+    MESSAGES_KEY,
     METRICS_KEY,
     RESULT_KEY,
     SPAWNS_KEY,
     Answer,
     SwarmResult,
     SwarmView,
+    is_protected_key,
 )
 from swarm.serialization import unstructure
 
@@ -64,7 +74,8 @@ def run_origin() -> RunOrigin:
 
 
 def write_records(outcome: RunOutcome, hooks: RunHooks) -> SwarmResult:
-    """Write the three records of a finished run; return the result record."""
+    """Write the records of a finished run, the plugins' after the kernel's; put back and seal
+    the kernel's after every plugin; return the result record."""
     events = index_events(
         transcript().events[outcome.first_event :],
         outcome.root_span,
@@ -73,28 +84,35 @@ def write_records(outcome: RunOutcome, hooks: RunHooks) -> SwarmResult:
     comm = with_malformed_calls(outcome.comm, events, outcome.tool_channels)
     gates = {m.name: member_gates(m, events, outcome.started_at) for m in outcome.members}
     result = build_result(outcome, gates)
-    write_record(RESULT_KEY, "result", lambda: unstructure(result))
-    write_record(LEDGER_KEY, "ledger", lambda: ledger_from(outcome, events))
-    write_record(METRICS_KEY, "metrics", lambda: _metrics(outcome, events, gates, comm, hooks))
+    written: dict[str, str] = {}
+    write_record(RESULT_KEY, "result", lambda: unstructure(result), written)
+    write_record(LEDGER_KEY, "ledger", lambda: ledger_from(outcome, events), written)
+    metrics = lambda: _metrics(outcome, events, gates, comm, hooks)  # noqa: E731
+    write_record(METRICS_KEY, "metrics", metrics, written)
     if outcome.spawns is not None:
         spawns = outcome.spawns
-        write_record(SPAWNS_KEY, "spawns", lambda: build_spawns(spawns))
-    _plugin_records(outcome, hooks)
-    hooks.run_ended(outcome.view, result)
+        write_record(SPAWNS_KEY, "spawns", lambda: build_spawns(spawns), written)
+    _plugin_records(outcome, hooks, written)
+    guard = _Guard(store(), hooks)
+    hooks.run_ended(outcome.view, result, guard.check)
+    _seal(guard.store, written)
     return result
 
 
-KERNEL_KEYS = frozenset({RESULT_KEY, LEDGER_KEY, METRICS_KEY, SPAWNS_KEY})
+MESSAGES_CHANNEL = "channel:messages"
+"""The one plugin whose message log the kernel takes: the run's built-in ``messages`` channel
+(a third-party channel is registered under its distribution's prefix, never this name)."""
 
 
-def _plugin_records(outcome: RunOutcome, hooks: RunHooks) -> None:
+def _plugin_records(outcome: RunOutcome, hooks: RunHooks, written: dict[str, str]) -> None:
     """Write the records plugins give (``swarm_records``), each on its own."""
     for plugin, records in hooks.records(outcome.view):
         if isinstance(records, PluginError):
             continue  # reported to the run already; the others are still written
         for key, record in records.items():
             problem: str | None
-            if not isinstance(key, str) or key in KERNEL_KEYS:
+            kernel = key == MESSAGES_KEY and plugin == MESSAGES_CHANNEL and key not in written
+            if (not kernel and is_protected_key(key)) or not isinstance(key, str):
                 problem = f"wrote the store key {key!r}, which is not a plugin's to write"
             elif not isinstance(record, dict):
                 problem = f"gave record {key!r} as {type(record).__name__}, not a mapping"
@@ -103,17 +121,77 @@ def _plugin_records(outcome: RunOutcome, hooks: RunHooks) -> None:
             if problem is not None:
                 hooks.fault(PluginError(plugin, "swarm_records", problem))
                 continue
-            write_record(key, key.rpartition(":")[2], _constant(record))
+            write_record(
+                key, key.rpartition(":")[2], _constant(record), written if kernel else None
+            )
 
 
-def write_record(key: str, kind: str, build: Callable[[], dict[str, Any]]) -> None:
-    """Build one record and write it to the store and the transcript, whatever the build does."""
+class _Guard:
+    """Watches the protected records around each ``swarm_run_ended`` observer: one that
+    writes, replaces, changes or deletes one is a fault naming it, and its change is undone."""
+
+    def __init__(self, sample_store: Store, hooks: RunHooks) -> None:
+        self.store = sample_store
+        self.hooks = hooks
+        self.kept = _protected(sample_store)
+
+    def check(self, plugin: str) -> None:
+        now = _protected(self.store)
+        for key in sorted({*self.kept, *now}):
+            if self.kept.get(key) == now.get(key):
+                continue
+            self.hooks.fault(
+                PluginError(
+                    plugin,
+                    "swarm_run_ended",
+                    f"wrote the store key {key!r}, which is not a plugin's to write; the "
+                    "kernel's record stays",
+                )
+            )
+            _put(self.store, key, self.kept.get(key))
+
+
+def _protected(sample_store: Store) -> dict[str, str]:
+    """Every protected record in the store, as canonical JSON."""
+    return {k: canonical_json(v) for k, v in sample_store.items() if is_protected_key(k)}
+
+
+def _put(sample_store: Store, key: str, text: str | None) -> None:
+    if text is None:
+        if key in sample_store:
+            sample_store.delete(key)
+    else:
+        sample_store.set(key, json.loads(text))
+
+
+def _seal(sample_store: Store, written: dict[str, str]) -> None:
+    """After every plugin: put back any kernel record that differs from what the kernel wrote
+    (a plugin changed it in place), then seal them all."""
+    for key, text in written.items():
+        if key not in sample_store or canonical_json(sample_store.get(key)) != text:
+            logger.error(
+                "swarm: the %s record was changed after the kernel wrote it; put back", key
+            )
+            _put(sample_store, key, text)
+    seal_records(sample_store, {key: record_digest(json.loads(t)) for key, t in written.items()})
+
+
+def write_record(
+    key: str,
+    kind: str,
+    build: Callable[[], dict[str, Any]],
+    written: dict[str, str] | None = None,
+) -> None:
+    """Build one record and write it to the store and the transcript, whatever the build does;
+    a kernel record's canonical JSON is kept in ``written`` (to put back and seal)."""
     try:
         data = build()
     except Exception as ex:  # a bug of ours must not cost the other records
         logger.exception("swarm: could not build the %s record", kind)
         data = {"version": 1, "error": f"the {kind} record could not be built: {ex!r}"}
     store().set(key, data)
+    if written is not None:
+        written[key] = canonical_json(data)
     transcript().info({"type": kind, **data}, source=INFO_SOURCE)
 
 

@@ -10,12 +10,15 @@
 - ``read_evidence(store)`` reads a sample's store as ``Evidence``; ``judge(fixture, evidence)``
   and ``judge_store(fixture, store)`` give the ``Verdict``; the rules are ``coverage``,
   ``delegation``, ``dedup``, ``receipts``, ``provenance`` and the informational ``efficiency``.
+- ``manifest_digest(fixture)`` and ``records_digests(store)`` are the digests a score records;
+  ``RescoreRefused`` is the error of a re-score whose records or fixture changed.
 """
 
 from __future__ import annotations
 
 from ._answers import artifact_bullets, coverage, provenance
 from ._demo import honest_scripts
+from ._digests import RescoreRefused, manifest_digest, records_digests
 from ._efficiency import efficiency
 from ._evidence import Child, Evidence, read_evidence
 from ._fixture import Fixture, Shard, fixture_names, load_fixture
@@ -35,7 +38,7 @@ from ._records import (
 )
 from ._rubric import REQUIRED_RULES, RUBRIC, JudgedRule, Verdict, judge, judge_store, plugin_rules
 from ._runner import run_fanout
-from ._scorer import SCORER_NAME, fanout_rubric, verdict_score
+from ._scorer import SCORER_NAME, fanout_rubric, unscorable_score, verdict_score
 from ._task import fanout, fanout_sample, fanout_topology
 
 __all__ = [
@@ -60,6 +63,7 @@ __all__ = [
     "MemberUsage",
     "MessageEntry",
     "RecordReport",
+    "RescoreRefused",
     "Seen",
     "Shard",
     "SpawnEntry",
@@ -74,9 +78,12 @@ __all__ = [
     "judge",
     "judge_store",
     "load_fixture",
+    "manifest_digest",
     "plugin_rules",
     "provenance",
     "read_evidence",
     "receipts",
+    "records_digests",
+    "unscorable_score",
     "verdict_score",
 ]

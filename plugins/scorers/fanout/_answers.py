@@ -1,11 +1,17 @@
 """The rules about the artifact's answers: coverage (they are right) and provenance (they are
 what the children replied).
 
-The artifact is read with a strict bullet parser: a line (surrounding whitespace ignored) that
-starts with ``- `` or ``* ``, then ``<key>: <answer>``, where the key is the text before the
-first colon (trimmed) and the answer the rest (trimmed).  A key counts for a shard only when it
-is the shard's bare file name exactly: ``shards/events-01.jsonl`` is not ``events-01.jsonl``.
-Every occurrence of a shard is kept, so a wrong bullet cannot hide behind a right one.
+The artifact is read with a strict bullet parser: a UTF-8 byte order mark at the start of the
+text is dropped; a line (surrounding whitespace ignored) that starts with ``-`` or ``*``, then
+at least one whitespace character (a space, a tab, a no-break space: any Unicode whitespace),
+then ``<key>: <answer>``, where the key is the text before the first colon (trimmed) and the
+answer the rest (trimmed).  A key counts for a shard only when it is the shard's bare file name
+exactly: ``shards/events-01.jsonl`` is not ``events-01.jsonl``.  Every occurrence of a shard is
+kept, so a wrong bullet cannot hide behind a right one.
+
+Answers are compared as integers (``_numbers``): a bullet's answer must be one integer and
+nothing else (``59,474`` or ``59474``); a child's reply gives the integer that is its last
+number (``The answer is 59,474.``).
 """
 
 from __future__ import annotations
@@ -17,16 +23,18 @@ from swarm import RuleFailure, RuleResult
 
 from ._evidence import Evidence
 from ._fixture import Fixture, Shard
+from ._numbers import answer_integer, numbers, reply_integer
 
 __all__ = ["artifact_bullets", "coverage", "provenance"]
 
-_BULLET = re.compile(r"^[-*] (?P<key>[^:]*):(?P<answer>.*)$")
+_BULLET = re.compile(r"^[-*]\s+(?P<key>[^:]*):(?P<answer>.*)$")
+_BOM = "\ufeff"
 
 
 def artifact_bullets(text: str) -> dict[str, list[str]]:
     """Every bullet of ``text``: each key's answers, in the order they appear."""
     found: dict[str, list[str]] = {}
-    for line in text.splitlines():
+    for line in text.removeprefix(_BOM).splitlines():
         match = _BULLET.match(line.strip())
         if match is None:
             continue
@@ -51,7 +59,7 @@ def _no_artifact(evidence: Evidence) -> str:
 
 def coverage(fixture: Fixture, evidence: Evidence) -> RuleResult:
     """Every shard has a bullet in the artifact, and every one of its bullets is the expected
-    answer (``str(expected)`` exactly, after trimming)."""
+    answer: one integer (thousands separators allowed) whose value is the expected one."""
     bullets = _bullets(evidence)
     if bullets is None:
         reason = _no_artifact(evidence)
@@ -71,7 +79,7 @@ def coverage(fixture: Fixture, evidence: Evidence) -> RuleResult:
         if not answers:
             missing.append(shard.file)
             failures.append(RuleFailure(reason="no bullet in the artifact", shard=shard.file))
-        elif any(answer != expected for answer in answers):
+        elif any(answer_integer(answer) != shard.expected for answer in answers):
             wrong.append({"shard": shard.file, "expected": expected, "found": answers})
             said = ", ".join(repr(a) for a in answers)
             failures.append(
@@ -104,12 +112,20 @@ def _last_reply(evidence: Evidence, shard: Shard) -> tuple[str, str] | None:
     return None if last is None else (last.sender, last.text.strip())
 
 
-def provenance(fixture: Fixture, evidence: Evidence) -> RuleResult:
-    """Every bullet the artifact gives for a shard equals the last reply that reached the lead
-    from a child spawned under that shard's worker name (its text, trimmed).
+def _no_integer(text: str) -> str:
+    if not numbers(text):
+        return " (no number in it)"
+    return " (its last number is not an integer)"
 
-    A shard with bullets but no such reply fails (the lead wrote an answer no child gave it); a
-    shard with no bullet is coverage's to judge and is only listed in the details.
+
+def provenance(fixture: Fixture, evidence: Evidence) -> RuleResult:
+    """Every bullet the artifact gives for a shard is the integer of the last reply that
+    reached the lead from a child spawned under that shard's worker name: the reply's last
+    number, an integer (``_numbers.reply_integer``), equals the bullet's integer.
+
+    A shard with bullets but no such reply fails (the lead wrote an answer no child gave it),
+    and so does one whose last reply holds no integer or whose bullet is not one; a shard with
+    no bullet is coverage's to judge and is only listed in the details.
     """
     bullets = _bullets(evidence) or {}
     failures: list[RuleFailure] = []
@@ -134,14 +150,24 @@ def provenance(fixture: Fixture, evidence: Evidence) -> RuleResult:
             )
             continue
         member, text = reply
-        if any(answer != text for answer in answers):
+        value = reply_integer(text)
+        values = [answer_integer(answer) for answer in answers]
+        if value is None or any(v != value for v in values):
             mismatched.append(
-                {"shard": shard.file, "member": member, "reply": text, "artifact": answers}
+                {
+                    "shard": shard.file,
+                    "member": member,
+                    "reply": text,
+                    "reply_value": value,
+                    "artifact": answers,
+                    "artifact_values": values,
+                }
             )
             said = ", ".join(repr(a) for a in answers)
+            read = "" if value is not None else _no_integer(text)
             failures.append(
                 RuleFailure(
-                    reason=f"the child replied {text!r}, the artifact says {said}",
+                    reason=f"the child replied {text!r}{read}, the artifact says {said}",
                     shard=shard.file,
                     member=member,
                 )

@@ -1,10 +1,16 @@
 """The fan-out rubric as an Inspect scorer.
 
-``fanout_rubric(fixture=...)`` reads only ``state.store`` (the records in ``STORE_KEYS``), so it
-scores the same during an eval and when ``inspect score`` re-scores a log.  Its ``Score`` holds
-every rule's verdict and ``resolved`` in ``value``, the artifact in ``answer``, a summary in
-``explanation``, and each rule's failures and details, the efficiency figures and how each
-record read in ``metadata``.  Its metric is the mean of each of those values.
+``fanout_rubric(fixture=...)`` judges only the records in ``STORE_KEYS``: during an eval, the
+ones the swarm's kernel wrote and sealed, and the artifact it reads from the sandbox itself
+(never one already in the store); when ``inspect score`` re-scores a log, the stored ones, once
+their digests match the ones the sample's last score recorded (``_digests``).  Its ``Score``
+holds every rule's verdict and ``resolved`` in ``value``, the artifact in ``answer``, a summary
+in ``explanation``, and each rule's failures and details, the efficiency figures, how each
+record read and the digests in ``metadata``.  Its metric is the mean of each of those values.
+
+A sample whose records the kernel did not write (or that changed since) is **unscorable**:
+every value false, ``reason`` ``"scoring_failed"``, ``metadata["unscorable"]`` saying why; it
+counts as unresolved in the mean (a NaN value would drop it from the mean instead).
 """
 
 from __future__ import annotations
@@ -15,18 +21,26 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import TaskState
 from inspect_ai.util import sandbox
 
-from swarm import ConfigError
+from swarm import ConfigError, in_running_sample, kernel_seal
 
+from ._digests import (
+    RescoreRefused,
+    earlier_digests,
+    manifest_digest,
+    records_digests,
+    seal_problem,
+)
 from ._evidence import read_evidence
-from ._fixture import load_fixture
+from ._fixture import Fixture, load_fixture
 from ._records import ARTIFACT_KEY, STORE_KEYS
-from ._rubric import Verdict, judge, plugin_rules
+from ._rubric import REQUIRED_RULES, Verdict, judge, plugin_rules
 
 __all__ = [
     "SCORER_METRICS",
     "SCORER_NAME",
     "fanout_rubric",
     "fanout_rubric_scorer",
+    "unscorable_score",
     "verdict_score",
 ]
 
@@ -36,15 +50,37 @@ SCORER_METRICS = {"*": [mean()]}
 """The mean of every value of the score: each rule, and ``resolved``."""
 
 
-def verdict_score(verdict: Verdict) -> Score:
-    """The Inspect ``Score`` of a verdict."""
+def verdict_score(verdict: Verdict, digests: dict[str, Any] | None = None) -> Score:
+    """The Inspect ``Score`` of a verdict (``digests`` in its metadata when given)."""
     artifact = verdict.evidence.artifact
     answer = artifact.text if artifact is not None and artifact.text is not None else ""
+    metadata = verdict.metadata()
+    if digests is not None:
+        metadata["digests"] = digests
     return Score(
         value=dict(verdict.value()),
         answer=answer,
         explanation=verdict.explanation(),
-        metadata=verdict.metadata(),
+        metadata=metadata,
+    )
+
+
+def unscorable_score(
+    fixture: Fixture, rules: list[str], why: str, digests: dict[str, Any]
+) -> Score:
+    """The score of a sample the rubric will not judge: every rule (``rules``) and
+    ``resolved`` false, ``reason`` ``scoring_failed``, and why in the metadata."""
+    return Score(
+        value={**dict.fromkeys(rules, False), "resolved": False},
+        answer="",
+        explanation=f"unscorable: {why}",
+        reason="scoring_failed",
+        metadata={
+            "fixture": fixture.name,
+            "resolved": False,
+            "unscorable": why,
+            "digests": digests,
+        },
     )
 
 
@@ -67,30 +103,96 @@ def _spawn_factor(value: Any) -> int:
     return value
 
 
-def fanout_rubric_scorer(fixture: str, spawn_factor: int = 2) -> Scorer:
+def _flag(value: Any, name: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise ConfigError(f"{SCORER_NAME}.{name}: expected true or false, got {value!r}")
+
+
+def fanout_rubric_scorer(
+    fixture: str, spawn_factor: int = 2, rescore_fixture: bool = False
+) -> Scorer:
     """Score a fan-out sample from the runtime's records: coverage, delegation, dedup,
     receipts and provenance (all required for ``resolved``), plugins' rules, and efficiency.
 
     Args:
         fixture: a shipped fixture's name (``json-events``) or the path of a fixture
-            directory; its manifest holds the expected answers and worker names.
+            directory; its manifest holds the expected answers and worker names (read once,
+            here).
         spawn_factor: depth-1 spawns allowed per shard (dedup's budget; 2 = one retry each).
+        rescore_fixture: when re-scoring a log, judge it against this fixture even though its
+            manifest is not the one the sample was last scored with (correcting an expected
+            answer on purpose).  The records must still be the ones that were scored.
 
     Raises:
-        ConfigError: an unknown or malformed fixture, or a bad ``spawn_factor``.
+        ConfigError: an unknown or malformed fixture, or a bad argument.
         PluginError: a plugin's ``swarm_rubric_rules`` failed.
+        RescoreRefused: (when scoring) a re-score of records or against a fixture that are not
+            the ones the sample was last scored with.
     """
     loaded = load_fixture(fixture)
+    fixture_digest = manifest_digest(loaded)
     factor = _spawn_factor(spawn_factor)
+    on_purpose = _flag(rescore_fixture, "rescore_fixture")
     extra = plugin_rules()
+    rules = [*REQUIRED_RULES, *sorted(rule.name for _, rule in extra)]
 
     async def score(state: TaskState, target: Target) -> Score:
-        if state.store.get(ARTIFACT_KEY) is None:
+        digests: dict[str, Any] = {"fixture": fixture_digest}
+        if in_running_sample():
+            problem = seal_problem(dict(state.store.items()), kernel_seal(state.store))
+            if problem is not None:
+                return unscorable_score(loaded, rules, problem, digests)
+            # the artifact is always read where the lead left it, never taken from the store
             state.store.set(ARTIFACT_KEY, await collect_artifact(loaded.artifact))
-        store = {key: state.store.get(key) for key in STORE_KEYS}
-        return verdict_score(judge(loaded, read_evidence(store), spawn_factor=factor, extra=extra))
+            store = {key: state.store.get(key) for key in STORE_KEYS}
+            digests |= records_digests(store) | {"judged": "sealed by the kernel"}
+        else:
+            store = {key: state.store.get(key) for key in STORE_KEYS}
+            earlier = earlier_digests()
+            if earlier is None:
+                why = "no earlier fan-out score of this sample recorded the digests of its records"
+                return unscorable_score(loaded, rules, why, digests)
+            digests |= _rescore_digests(state, loaded, store, earlier, fixture_digest, on_purpose)
+        verdict = judge(loaded, read_evidence(store), spawn_factor=factor, extra=extra)
+        return verdict_score(verdict, digests)
 
     return score
+
+
+def _rescore_digests(
+    state: TaskState,
+    fixture: Fixture,
+    store: dict[str, Any],
+    earlier: dict[str, Any],
+    fixture_digest: str,
+    on_purpose: bool,
+) -> dict[str, Any]:
+    """The digests of a re-score, after checking them against the sample's last score."""
+    sample = f"{SCORER_NAME}: refusing to re-score sample {state.sample_id!r}"
+    now = records_digests(store)
+    if now["records"] != earlier["records"]:
+        by_key = earlier.get("by_key")
+        before: dict[str, Any] = by_key if isinstance(by_key, dict) else {}
+        changed = [k for k, d in now["by_key"].items() if before.get(k) != d]
+        raise RescoreRefused(
+            f"{sample}: its records are not the ones it was scored with (changed since: "
+            f"{', '.join(changed) or 'unknown'}; sha256 {now['records']} now, "
+            f"{earlier['records']} when scored)"
+        )
+    scored_with = earlier.get("fixture")
+    if scored_with != fixture_digest and not on_purpose:
+        raise RescoreRefused(
+            f"{sample}: the fixture's manifest {fixture.directory / 'fixture.json'} is not the "
+            f"one it was scored with (sha256 {fixture_digest} now, {scored_with} when scored); "
+            "to judge it against this fixture on purpose, pass -S rescore_fixture=true"
+        )
+    judged = "the last score's records" + (
+        "" if scored_with == fixture_digest else f", against a new fixture (was {scored_with})"
+    )
+    return now | {"judged": judged}
 
 
 fanout_rubric = scorer(metrics=SCORER_METRICS, name=SCORER_NAME)(fanout_rubric_scorer)

@@ -1,0 +1,91 @@
+"""The integers of a child's reply and of an artifact's answer, read as values.
+
+A text is cut into **words** at whitespace, ``:`` and ``=``, except that a no-break space
+(U+00A0), narrow no-break space (U+202F) or thin space (U+2009) between a digit and a group of
+three digits joins them (a thousands separator, as in ``59 474`` typeset in French).  Each word
+is trimmed of the quotes, brackets and markup around it (``' " ( [ { < * _`` and backticks
+before it; those, their closing pairs and ``. , ; ! ?`` after it: ``.5`` keeps its point).
+What remains is one of:
+
+- an **integer**: an optional sign (``-``, ``+`` or the minus sign U+2212), then ASCII digits,
+  either plain (``59474``, ``007``) or grouped in threes by one separator used throughout
+  (``59,474``, ``1,482,368``, or one of the three spaces above): the first group 1 to 3 digits,
+  every other exactly 3;
+- a **number that is not an integer**: a word with a digit and no letter that is not an
+  integer (``16.5``, ``1/2``, ``16%``, ``$16``, ``16-17``, ``1,2345``, ``1.2.3``);
+- a **name**, ignored: a word with a letter (``events-03.jsonl``, ``v2``, ``16th``, ``1e5``),
+  or one with no digit at all.
+
+A reply's integer (``reply_integer``) is the value of its **last number** when that number is
+an integer, else none: ``The answer is 16.`` is 16, ``884`` then ``done.`` is 884, ``20`` then
+``Correction: 21`` is 21, ``16 (from events-03.jsonl)`` is 16, while ``16.5`` has none (never 5
+or 16) and ``16, or maybe 17`` is 17.  An artifact's answer (``answer_integer``), trimmed of
+whitespace, must be one integer and nothing else, not even punctuation: ``59,474`` and
+``59474`` are 59474; ``59474.``, ``59474 records``, ``16.5`` and ``59 474`` with an ASCII space
+are not integers.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["answer_integer", "numbers", "reply_integer"]
+
+_JOINERS = "\u00a0\u202f\u2009"
+"""Spaces that are thousands separators when a digit and three digits surround them."""
+_JOINED = re.compile(rf"(?<=[0-9])[{_JOINERS}](?=[0-9]{{3}}(?![0-9]))")
+_SPLIT = re.compile(r"[\s:=]+")
+_LEAD = "'\"([{<*_`"
+_TRAIL = ".,;!?'\")]}>*_`"
+_SIGNS = "-+\u2212"
+_SEPARATORS = (",", *_JOINERS)
+_GROUPED = {sep: re.compile(rf"[0-9]{{1,3}}(?:{re.escape(sep)}[0-9]{{3}})+") for sep in _SEPARATORS}
+_PLAIN = re.compile(r"[0-9]+")
+_MARKS = "\ue000\ue001\ue002"
+"""Private-use stand-ins for the joining spaces while the text is cut into words."""
+
+
+def _words(text: str) -> list[str]:
+    marked = _JOINED.sub(lambda m: _MARKS[_JOINERS.index(m.group())], text)
+    words = []
+    for raw in _SPLIT.split(marked):
+        word = raw.translate(str.maketrans(_MARKS, _JOINERS)).lstrip(_LEAD).rstrip(_TRAIL)
+        if word:
+            words.append(word)
+    return words
+
+
+def _integer(word: str) -> int | None:
+    """The value of ``word`` when it is an integer (see the module), else ``None``."""
+    sign = 1
+    body = word
+    if body[:1] and body[0] in _SIGNS:
+        sign = 1 if body[0] == "+" else -1
+        body = body[1:]
+    if _PLAIN.fullmatch(body):
+        return sign * int(body)
+    for sep, grouped in _GROUPED.items():
+        if grouped.fullmatch(body):
+            return sign * int(body.replace(sep, ""))
+    return None
+
+
+def _is_number(word: str) -> bool:
+    return any(c.isdigit() for c in word) and not any(c.isalpha() for c in word)
+
+
+def numbers(text: str) -> list[int | None]:
+    """Every number of ``text`` in order: its value when it is an integer, ``None`` when it is
+    a number that is not one (names are left out)."""
+    return [_integer(word) for word in _words(text) if _is_number(word)]
+
+
+def reply_integer(text: str) -> int | None:
+    """The integer a reply gives: its last number, when that is an integer."""
+    found = numbers(text)
+    return found[-1] if found else None
+
+
+def answer_integer(text: str) -> int | None:
+    """The integer an artifact's answer is: the whole answer (trimmed) is one integer."""
+    return _integer(text.strip())
