@@ -54,6 +54,7 @@ TMPDIR = "/tmp"
 
 _ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": WORKDIR, "LANG": "C.UTF-8"}
 _OPTIONAL_RO = ("/etc/alternatives", "/etc/ld.so.cache", "/etc/localtime")
+_LAUNCH = ("/bin/bash", "-c", 'exec -a bwrap "$0" "$@"')  # bubblewrap's argv[0]: ``bwrap``
 _checked: str | None = None
 
 
@@ -259,8 +260,7 @@ async def _run(
         # the arguments go through the pipe: bubblewrap reads them all before it starts
         os.set_inheritable(read_end, True)
         process = await anyio.open_process(
-            ["/bin/bash", "-c", 'exec -a bwrap "$0" "$@"', binary, "--args", str(read_end), "--"]
-            + cmd,
+            [*_LAUNCH, binary, "--args", str(read_end), "--", *cmd],
             stdin=-1,  # subprocess.PIPE
             stdout=-1,
             stderr=-1,
