@@ -20,6 +20,7 @@ __all__ = [
     "INFO_SOURCE",
     "LEDGER_KEY",
     "MESSAGES_KEY",
+    "READS_KEY",
     "METRICS_KEY",
     "RESULT_KEY",
     "SPAWNS_KEY",
@@ -106,6 +107,10 @@ SPAWNS_KEY = "inspect_swarm:spawns"
 
 MESSAGES_KEY = "inspect_swarm:messages"
 """The store key of the message log: every message and receipt delivered, and when it was seen."""
+
+READS_KEY = "inspect_swarm:reads"
+"""The store key of the reads record: which member's sandbox tools opened, read or wrote which
+files, as the runtime saw it (written only with ``sandboxes.per_member``)."""
 
 MemberState = Literal["pending", "running", "ended"]
 """Where a member is in its life: not started, running, or ended."""

@@ -130,6 +130,11 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         self.work.mkdir()
         self.tmp.mkdir()
 
+    @property
+    def host_directory(self) -> Path:
+        """The host directory that is the sandbox's ``/workspace``."""
+        return self.work
+
     # -- lifecycle -----------------------------------------------------------------------------
 
     @classmethod

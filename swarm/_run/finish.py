@@ -26,6 +26,7 @@ from swarm._report.events import RunEvents, index_events, with_malformed_calls
 from swarm._report.ledger import ledger_from
 from swarm._report.metrics import metrics_from
 from swarm._report.outcome import MemberEnd, RunOutcome
+from swarm._report.reads import ReadsTaken, build_reads
 from swarm._report.result import Gates, build_result, member_gates
 from swarm._report.spawns import SpawnEntry, build_spawns
 from swarm._run.bus import Bus
@@ -37,6 +38,7 @@ from swarm.records import (
     INFO_SOURCE,
     LEDGER_KEY,
     METRICS_KEY,
+    READS_KEY,
     RESULT_KEY,
     SPAWNS_KEY,
     Answer,
@@ -79,12 +81,15 @@ def write_records(outcome: RunOutcome, hooks: RunHooks) -> SwarmResult:
     if outcome.spawns is not None:
         spawns = outcome.spawns
         write_record(SPAWNS_KEY, "spawns", lambda: build_spawns(spawns))
+    if outcome.reads is not None:
+        reads = outcome.reads
+        write_record(READS_KEY, "reads", lambda: build_reads(reads))
     _plugin_records(outcome, hooks)
     hooks.run_ended(outcome.view, result)
     return result
 
 
-KERNEL_KEYS = frozenset({RESULT_KEY, LEDGER_KEY, METRICS_KEY, SPAWNS_KEY})
+KERNEL_KEYS = frozenset({RESULT_KEY, LEDGER_KEY, METRICS_KEY, SPAWNS_KEY, READS_KEY})
 
 
 def _plugin_records(outcome: RunOutcome, hooks: RunHooks) -> None:
@@ -175,6 +180,7 @@ def run_outcome(
     origin: RunOrigin,
     view: SwarmView,
     spawns: tuple[SpawnEntry, ...] | None = None,
+    reads: ReadsTaken | None = None,
 ) -> RunOutcome:
     """The run's services' state at its end, as one value for the record builders."""
     first = next(iter(roster), None)
@@ -214,4 +220,5 @@ def run_outcome(
         channel_tools=wiring.has_channel_tools(None if first is None else first.name),
         view=view,
         spawns=spawns,
+        reads=reads,
     )
