@@ -13,12 +13,12 @@ from typing import Any
 
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import TaskState
-from inspect_ai.util import sandbox
 
-from swarm import ConfigError
+from swarm import ConfigError, member_sandbox
 
 from ._evidence import read_evidence
 from ._fixture import load_fixture
+from ._proof import isolation
 from ._records import ARTIFACT_KEY, STORE_KEYS
 from ._rubric import Verdict, judge, plugin_rules
 
@@ -48,13 +48,18 @@ def verdict_score(verdict: Verdict) -> Score:
     )
 
 
-async def collect_artifact(path: str) -> dict[str, Any]:
-    """The artifact as the lead left it in the sample's sandbox, for the store (so the log
-    keeps it and ``inspect score`` can judge it again): ``{"path", "text"}``, ``text`` null
-    when the file is missing or there is no sandbox (re-scoring a log that lacks it)."""
+async def collect_artifact(path: str, lead: str | None = None) -> dict[str, Any] | None:
+    """The artifact as the lead left it in its own sandbox (``swarm.member_sandbox``; the
+    sample's when members share it), for the store (so the log keeps it and ``inspect score``
+    can judge it again): ``{"path", "text"}``, ``text`` null when the file is missing or not
+    text; ``None`` when the sample has no sandbox (re-scoring a log: the stored one stands)."""
     try:
-        text: str | None = await sandbox().read_file(path)
-    except Exception:  # no such file, no sandbox, not text: there is no artifact to judge
+        environment = member_sandbox(lead or "lead")
+    except ProcessLookupError:
+        return None
+    try:
+        text: str | None = await environment.read_file(path)
+    except Exception:  # no such file, not text: there is no artifact to judge
         text = None
     return {"path": path, "text": text}
 
@@ -85,10 +90,14 @@ def fanout_rubric_scorer(fixture: str, spawn_factor: int = 2) -> Scorer:
     extra = plugin_rules()
 
     async def score(state: TaskState, target: Target) -> Score:
-        if state.store.get(ARTIFACT_KEY) is None:
-            state.store.set(ARTIFACT_KEY, await collect_artifact(loaded.artifact))
-        store = {key: state.store.get(key) for key in STORE_KEYS}
-        return verdict_score(judge(loaded, read_evidence(store), spawn_factor=factor, extra=extra))
+        lead = read_evidence({key: state.store.get(key) for key in STORE_KEYS}).lead
+        artifact = await collect_artifact(loaded.artifact, lead)  # always the lead's own file
+        if artifact is not None:
+            state.store.set(ARTIFACT_KEY, artifact)
+        evidence = read_evidence({key: state.store.get(key) for key in STORE_KEYS})
+        scored = verdict_score(judge(loaded, evidence, spawn_factor=factor, extra=extra))
+        scored.metadata = {**(scored.metadata or {}), "isolation": isolation(evidence.reads)}
+        return scored
 
     return score
 
