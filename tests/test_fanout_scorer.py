@@ -72,6 +72,7 @@ def test_scorer_resolves_an_honest_store() -> None:
         "dedup": True,
         "receipts": True,
         "provenance": True,
+        "proof_of_work": True,
         "resolved": True,
     }
     assert score.answer == index_text(FIXTURE)
@@ -83,8 +84,9 @@ def test_scorer_resolves_an_honest_store() -> None:
         "dedup: pass",
         "receipts: pass",
         "provenance: pass",
+        "proof_of_work: pass",
         "efficiency: lead 1000 tokens in 3 turns; 8 children 3200 tokens in 16 turns; total "
-        "4200 tokens, $0.042000; wall time 20.50 s",
+        "4200 tokens, $0.042000; wall time 24.50 s",
     ]
     metadata = score.metadata or {}
     assert metadata["fixture"] == "json-events"
@@ -99,6 +101,14 @@ def test_scorer_resolves_an_honest_store() -> None:
         "inspect_swarm:ledger",
         "inspect_swarm:metrics",
         "swarm_fanout:artifact",
+        "inspect_swarm:reads",
+    }
+    assert metadata["isolation"] == {
+        "provider": "bwrap",
+        "isolated": True,
+        "note": "each member's tools run in its own bubblewrap sandbox: only its own files and "
+        "/usr (read-only) are visible, no network, no host process; it cannot protect what a "
+        "member is told (its task, its messages) or what /usr holds",
     }
     json.dumps(metadata)  # plain JSON
 
@@ -111,7 +121,7 @@ def test_scorer_explains_a_failure_naming_the_shard_and_member() -> None:
     assert score.explanation is not None
     lines = score.explanation.splitlines()
     shard = FIXTURE.shards[0]
-    assert lines[0] == "resolved: no (failed: provenance)"
+    assert lines[0] == "resolved: no (failed: provenance, proof_of_work)"
     assert "provenance: FAIL" in lines
     assert (
         f"  - {shard.file} {shard.worker}: the child replied 'done', the artifact says "
@@ -238,6 +248,7 @@ def test_scorer_in_an_eval_and_rescored_from_its_log(log_dir: Path) -> None:
         "dedup": 1.0,
         "receipts": 1.0,
         "provenance": 0.5,
+        "proof_of_work": 0.5,
         "resolved": 0.5,
     }
     # Inspect's own command re-scores the log from the scorer it recorded, reading only the
@@ -257,6 +268,7 @@ def test_scorer_in_an_eval_and_rescored_from_its_log(log_dir: Path) -> None:
         "dedup": True,
         "receipts": True,
         "provenance": False,
+        "proof_of_work": True,
         "resolved": False,
     }
 
@@ -312,5 +324,6 @@ def test_inspect_score_rescores_a_synthetic_log_against_a_fixture_path(tmp_path:
         "dedup": True,
         "receipts": True,
         "provenance": True,
+        "proof_of_work": False,
         "resolved": False,
     }
