@@ -39,6 +39,7 @@ from swarm.hookspecs import Register, hookimpl, hookspec
 from swarm.records import (
     LEDGER_KEY,
     MESSAGES_KEY,
+    READS_KEY,
     METRICS_KEY,
     RESULT_KEY,
     SPAWNS_KEY,
@@ -75,6 +76,7 @@ __version__ = "0.1.0"
 __all__ = [
     "LEDGER_KEY",
     "MESSAGES_KEY",
+    "READS_KEY",
     "METRICS_KEY",
     "RESULT_KEY",
     "SPAWNS_KEY",
