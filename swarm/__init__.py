@@ -39,8 +39,8 @@ from swarm.hookspecs import Register, hookimpl, hookspec
 from swarm.records import (
     LEDGER_KEY,
     MESSAGES_KEY,
-    READS_KEY,
     METRICS_KEY,
+    READS_KEY,
     RESULT_KEY,
     SPAWNS_KEY,
     Answer,

@@ -54,8 +54,8 @@ class ProofOfWork:
 
 def fan_out(fixture: Fixture, tasks: dict[str, str]) -> dict[str, Any]:
     """A store of records for an honest fan-out: one child per shard spawns, makes one model
-    call, reads its shard in its own sandbox, replies its answer and ends; the lead reads every reply, writes the artifact and
-    ends.  ``tasks`` replaces the task text of some children."""
+    call, reads its shard in its own sandbox, replies its answer and ends; the lead reads every
+    reply, writes the artifact and ends.  ``tasks`` replaces the task text of some children."""
     spawns: list[dict[str, Any]] = []
     messages: list[dict[str, Any]] = []
     reads: list[dict[str, Any]] = []
