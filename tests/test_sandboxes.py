@@ -258,7 +258,11 @@ def test_under_local_a_read_of_another_members_file_is_recorded_as_the_readers()
     sandboxes = {"per_member": True, "files": {"a": ["shards/a.txt"]}}
     sample = run(scripts, sandboxes, provider="local")
     assert sample.store[READS_KEY]["provider"] == "local"
-    assert ("b", "a", "shards/a.txt", "read") in entries(sample)
+    found = entries(sample)
+    assert ("b", "a", "shards/a.txt", "read") in found
+    # the glob reached the staging area (the sample's own directory) too: recorded as b's
+    assert ("b", "", "shards/a.txt", "read") in found
+    assert not [e for e in found if e[0] == "a" and e[2] == "shards/a.txt"]
 
 
 def test_per_member_sandboxes_need_a_sample_sandbox() -> None:

@@ -13,7 +13,8 @@ Every command or file call a member's tools make in its environment is bracketed
 the runtime collects the host kernel's file events (``inotify``) on every member environment's
 directory and records them as that member's (an event in another member's directory goes to
 that directory's member while one of its commands runs, else to the member whose call just
-ended: only a non-isolating provider such as ``local`` lets one member reach another's files).
+ended: only a non-isolating provider such as ``local`` lets one member reach another's files,
+or the staging area, whose events are recorded with the sandbox ``""``).
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ logger = logging.getLogger("swarm")
 
 ENV_PREFIX = "swarm:"
 """A member environment's name among the sample's environments: ``swarm:<group>``."""
+STAGING = ""
+"""The ``sandbox`` of a file event in the staging area (the sample's own environment)."""
 
 
 def member_sandbox(member: str) -> SandboxEnvironment:
@@ -109,6 +112,10 @@ class MemberSandboxes:
         self._default = self._staging[default]
         self._provider = type(sandbox_unproxied(self._default))
         self._watch = Inotify() if inotify_available() else None
+        staging = host_directory(self._default)
+        if staging is not None and self._watch is not None:  # reachable under local only
+            self._roots[str(staging)] = STAGING
+            self._watch.watch(staging)
 
     @property
     def provider(self) -> str | None:
@@ -154,10 +161,11 @@ class MemberSandboxes:
         return env
 
     def _discard(self, group: str) -> None:
-        """Drop the events of the runtime's own writes into ``group``'s directory."""
+        """Drop the events of the runtime's own copy from the staging area into ``group``'s
+        directory."""
         if self._watch is not None:
             for event in self._watch.drain():
-                if self._roots.get(event.root) != group:
+                if self._roots.get(event.root) not in (group, STAGING):
                     self._record(event.root, event.path, event.op, None)
 
     def busy(self, member: str, delta: int) -> None:
