@@ -68,6 +68,50 @@ def build_fanout(n: int, k: int) -> Any:
     )
 
 
+def sandboxed_script(n: int, k: int) -> dict[str, list[dict[str, Any]]]:
+    """F(n, k) with one ``bash`` call per child first: it reads its own part's file."""
+    scripts = swarm_script(n, k)
+    children = {}
+    for i in range(1, n + 1):
+        read = {"tool": "bash", "args": {"command": f"wc -c parts/part-{i}.txt"}}
+        children[_child(i)] = _steps(read) + scripts["c-*"]
+    return {LEAD: scripts[LEAD], **children}
+
+
+def part_files(n: int) -> dict[str, str]:
+    """One small file per child."""
+    return {f"parts/part-{i}.txt": f"part {i}\n" * 100 for i in range(1, n + 1)}
+
+
+def build_sandboxed_fanout(per_member: bool) -> Any:
+    """F(n, k) with ``bash``: every member in its own sandbox (``per_member``, child ``c-i``
+    receiving only ``parts/part-i.txt``), or all in the sample's one sandbox."""
+
+    def build(n: int, k: int) -> Any:
+        from inspect_ai.agent import Agent, agent, react
+        from inspect_ai.tool import bash
+
+        from swarm import member, swarm, swarm_on_continue, swarm_tools
+
+        noop = noop_factory()
+
+        @agent
+        def fan_worker() -> Agent:
+            tools = [noop(), bash(), swarm_tools()]
+            return react(tools=tools, on_continue=swarm_on_continue())
+
+        files = {_child(i): [f"parts/part-{i}.txt"] for i in range(1, n + 1)}
+        sandboxes = {"per_member": True, "files": files} if per_member else None
+        return swarm(
+            members=member(fan_worker, name=LEAD, can_spawn=["child"]),
+            templates={"child": member(fan_worker)},
+            spawning={"max_children": n, "max_live": n + 1, "max_spawns": n},
+            sandboxes=sandboxes,
+        )
+
+    return build
+
+
 def build_floor_fanout(n: int, k: int) -> Any:
     """The floor: n + 1 agents named like the swarm's, in one task group."""
     return build_floor_worker_group([LEAD, *(_child(i) for i in range(1, n + 1))])
@@ -91,5 +135,29 @@ FANOUT_MODES: dict[str, Mode] = {
         calls=lambda n, k: (n + 2) + n * (k + 2),
         tool_calls=lambda n, k: n * k,
         submitted=lambda n: n + 1,
+    ),
+    "fanout-local": Mode(
+        description="F(n, k) with one bash call per child (wc of its part file), every member "
+        "in the sample's one local sandbox (no isolation)",
+        build=build_sandboxed_fanout(per_member=False),
+        script=sandboxed_script,
+        calls=lambda n, k: (n + 2) + n * (k + 3),
+        tool_calls=lambda n, k: n * k,
+        submitted=lambda n: n + 1,
+        sandbox="local",
+        files=part_files,
+        tags=("sandbox",),
+    ),
+    "fanout-bwrap": Mode(
+        description="the same as fanout-local, every member in its own bwrap sandbox "
+        "(sandboxes.per_member; child c-i receives only its part file), reads recorded",
+        build=build_sandboxed_fanout(per_member=True),
+        script=sandboxed_script,
+        calls=lambda n, k: (n + 2) + n * (k + 3),
+        tool_calls=lambda n, k: n * k,
+        submitted=lambda n: n + 1,
+        sandbox="bwrap",
+        files=part_files,
+        tags=("sandbox",),
     ),
 }

@@ -193,31 +193,39 @@ COMPARISONS: list[tuple[str, str, str]] = [
     ("peer-shm", "floor", "baseline: 2.4 in time, 2.2 in RSS at n = 256"),
     ("swarm-shm", "peer-shm", "—"),
     ("fanout", "floor-fanout", "time <= 1.3, RSS <= 1.3 at n = 256"),
+    ("fanout-bwrap", "fanout-local", "what isolating every member costs (no target)"),
     # the anatomy: swarm-shm over the same run with one part taken away
     ("swarm-shm", "shm-no-wait", "anatomy: swarm_wait in every tool list"),
     ("swarm-shm", "shm-poll", "anatomy: notices"),
     ("swarm-shm", "shm-no-evidence", "anatomy: evidence entries"),
     ("swarm-shm", "shm-no-status", "anatomy: status lines in write results"),
 ]
-PAIRED = {"fanout": "floor-fanout", "swarm-shm": "floor-shm"}
+PAIRED = {"fanout": "floor-fanout", "swarm-shm": "floor-shm", "fanout-bwrap": "fanout-local"}
 """Modes whose comparison needs a second floor: running the mode runs that floor too."""
 """The extra ratios printed under the table (those whose two modes both ran)."""
 
 
+PER_CHILD = (("fanout", "floor-fanout"), ("fanout-bwrap", "fanout-local"))
+"""The pairs whose difference per child is reported: a spawn and a reply; an own sandbox."""
+
+
 def per_child(ns: list[int], agg: dict[tuple[int, str], dict[str, Any]]) -> str:
-    """What one child (one spawn, one reply) adds at each n: (fanout - floor-fanout) / n, in
-    milliseconds and MB; flat in n when spawning and messages cost the same however many."""
+    """What one child adds at each n: (fanout - floor-fanout) / n (one spawn, one reply) and
+    (fanout-bwrap - fanout-local) / n (a bwrap sandbox of its own), in milliseconds and MB;
+    flat in n when each costs the same however many."""
     rows = []
-    for n in ns:
-        a, b = agg.get((n, "fanout")), agg.get((n, "floor-fanout"))
-        if a is None or b is None or a["wall_s"] is None or b["wall_s"] is None:
-            continue
-        ms = 1000 * (a["wall_s"] - b["wall_s"]) / n
-        mb = (a["peak_rss_mb"] - b["peak_rss_mb"]) / n
-        rows.append(f"| {n} | {ms:.2f} | {mb:.3f} |")
+    for num, den in PER_CHILD:
+        for n in ns:
+            a, b = agg.get((n, num)), agg.get((n, den))
+            if a is None or b is None or a["wall_s"] is None or b["wall_s"] is None:
+                continue
+            ms = 1000 * (a["wall_s"] - b["wall_s"]) / n
+            mb = (a["peak_rss_mb"] - b["peak_rss_mb"]) / n
+            rows.append(f"| {n} | {num} - {den} | {ms:.2f} | {mb:.3f} |")
     if not rows:
         return ""
-    return "\n".join(["| n | extra ms per child | extra MB per child |", "|---:|---:|---:|", *rows])
+    head = ["| n | modes | extra ms per child | extra MB per child |", "|---:|---|---:|---:|"]
+    return "\n".join([*head, *rows])
 
 
 def comparisons(ns: list[int], modes: list[str], agg: dict[tuple[int, str], dict[str, Any]]) -> str:
@@ -412,7 +420,8 @@ def main(argv: list[str] | None = None) -> int:
     child_tbl = per_child(ns, agg)
     if child_tbl:
         tbl += (
-            "\n\nWhat one spawned child costs (fanout - floor-fanout, per child):\n\n" + child_tbl
+            "\n\nWhat one child costs (per child: a spawn and a reply; a sandbox of its own):\n\n"
+            + child_tbl
         )
     print(tbl)
     for mode, why in skipped.items():

@@ -428,10 +428,12 @@ def measure(mode_name: str, n: int, k: int, profile: str | None = None) -> dict[
 
     mode = MODES[mode_name]
     result: dict[str, Any] = {"mode": mode_name, "n": n, "k": k}
+    files = dict(mode.files(n)) if mode.files is not None else None
     task = Task(
-        dataset=[Sample(input="What is 6*7?", target=ANSWER)],
+        dataset=[Sample(input="What is 6*7?", target=ANSWER, files=files)],
         solver=mode.build(n, k),
         scorer=includes(),
+        sandbox=mode.sandbox,
     )
     with tempfile.TemporaryDirectory(prefix="swarm-bench-") as log_dir:
         profiler = None

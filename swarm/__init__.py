@@ -20,10 +20,12 @@ from swarm._hooks.defaults import first_submission, last_submission
 from swarm._report.counters import CommCounts
 from swarm._run.bus import Bus, current_bus
 from swarm._run.identity import current_member
+from swarm._run.sandboxes import member_sandbox
 from swarm._run.seal import in_running_sample, kernel_seal, record_digest
 from swarm._run.tools import swarm_on_continue, swarm_tools, swarm_wait
 from swarm._spec.budget import Budget
 from swarm._spec.roster import MemberSpec, member
+from swarm._spec.sandboxes import Sandboxes
 from swarm._spec.spawning import Spawning
 from swarm._spec.topology import PluginSpec, channel, controller, load_topology
 from swarm.errors import (
@@ -40,6 +42,7 @@ from swarm.records import (
     LEDGER_KEY,
     MESSAGES_KEY,
     METRICS_KEY,
+    READS_KEY,
     RESERVED_KEYS,
     RESULT_KEY,
     SPAWNS_KEY,
@@ -78,6 +81,7 @@ __all__ = [
     "KERNEL_PREFIX",
     "LEDGER_KEY",
     "MESSAGES_KEY",
+    "READS_KEY",
     "METRICS_KEY",
     "RESERVED_KEYS",
     "RESULT_KEY",
@@ -116,6 +120,7 @@ __all__ = [
     "SpawnDecision",
     "SpawnRequest",
     "Spawning",
+    "Sandboxes",
     "RubricRule",
     "RuleFailure",
     "RuleResult",
@@ -126,6 +131,7 @@ __all__ = [
     "WaitNews",
     "__version__",
     "channel",
+    "member_sandbox",
     "controller",
     "current_bus",
     "current_member",

@@ -22,6 +22,7 @@ __all__ = [
     "KERNEL_PREFIX",
     "LEDGER_KEY",
     "MESSAGES_KEY",
+    "READS_KEY",
     "METRICS_KEY",
     "RESERVED_KEYS",
     "RESULT_KEY",
@@ -109,6 +110,10 @@ SPAWNS_KEY = "inspect_swarm:spawns"
 
 MESSAGES_KEY = "inspect_swarm:messages"
 """The store key of the message log: every message and receipt delivered, and when it was seen."""
+
+READS_KEY = "inspect_swarm:reads"
+"""The store key of the reads record: which member's sandbox tools opened, read or wrote which
+files, as the runtime saw it (written only with ``sandboxes.per_member``)."""
 
 KERNEL_PREFIX = "inspect_swarm:"
 """The kernel's namespace in the sample store: every key that begins with it is written by the

@@ -23,7 +23,12 @@ from inspect_ai.util import sandbox
 
 from swarm import record_digest
 from swarm._run.seal import seal_records
-from swarm.plugins.scorers.fanout import ARTIFACT_KEY, Fixture, fanout_rubric
+from swarm.plugins.scorers.fanout import ARTIFACT_KEY, Fixture, fanout_rubric, load_fixture
+
+SHARD_FILES = {
+    s.worker: s.file for name in ("json-events", "csv-metrics") for s in load_fixture(name).shards
+}
+"""The shipped fixtures' shard file by worker name (a child's reads of its own shard)."""
 
 LEAD = "lead"
 LEAD_TOKENS = 1000
@@ -45,7 +50,8 @@ def index_text(fixture: Fixture, answers: dict[str, str] | None = None) -> str:
 class Run:
     """A synthetic run's records, built step by step."""
 
-    def __init__(self, lead: str = LEAD) -> None:
+    def __init__(self, lead: str = LEAD, *, auto_read: bool = True) -> None:
+        self.auto_read = auto_read  # a child reads its shard just before its first reply
         self.lead = lead
         self.clock = 0.0
         self.spawns: list[dict[str, Any]] = []
@@ -54,6 +60,9 @@ class Run:
         self.usage: dict[str, dict[str, Any]] = {}
         self.artifact: dict[str, Any] | None = None
         self.wall_clock: float | None = None
+        self.reads: list[dict[str, Any]] | None = []  # None: the run wrote no reads record
+        self.sandboxes: dict[str, dict[str, Any]] = {lead: {"sandbox": lead, "files": []}}
+        self.provider = "bwrap"
         self.add_member(lead, parent=None, depth=0, calls=LEAD_CALLS, tokens=LEAD_TOKENS)
 
     def tick(self) -> float:
@@ -205,6 +214,27 @@ class Run:
             reason=reason,
         )
 
+    # -- the reads record ------------------------------------------------------------------
+
+    def read(
+        self, member: str, path: str, *, op: str = "read", sandbox: str | None = None
+    ) -> float:
+        """``member``'s sandbox tools read ``path`` (in its own sandbox unless ``sandbox``)."""
+        own = self.sandboxes.setdefault(member, {"sandbox": member, "files": []})
+        assert self.reads is not None
+        time = self.tick()
+        self.reads.append(
+            {
+                "seq": len(self.reads),
+                "time": time,
+                "member": member,
+                "sandbox": sandbox if sandbox is not None else own["sandbox"],
+                "path": path,
+                "op": op,
+            }
+        )
+        return time
+
     # -- the message log -------------------------------------------------------------------
 
     def _message(self, kind: str, seen: bool | float | None, **fields: Any) -> dict[str, Any]:
@@ -239,7 +269,13 @@ class Run:
         relationship: str = "child",
         seen: bool | float | None = True,
     ) -> dict[str, Any]:
-        """A ``message`` from ``sender``; by default to the lead, as its child, and read."""
+        """A ``message`` from ``sender``; by default to the lead, as its child, and read.  With
+        ``auto_read``, a child of a shipped fixture's worker name that has not read its shard
+        reads it first."""
+        file = SHARD_FILES.get(sender.split("~", 1)[0])
+        if self.auto_read and file is not None and self.reads is not None:
+            if not any(r["member"] == sender and r["op"] == "read" for r in self.reads):
+                self.read(sender, f"shards/{file}")
         return self._message(
             "message",
             seen,
@@ -288,16 +324,25 @@ class Run:
             store["inspect_swarm:metrics"] = {"version": 1, "wall_clock": self.wall_clock}
         if self.artifact is not None:
             store["swarm_fanout:artifact"] = self.artifact
+        if self.reads is not None:
+            store["inspect_swarm:reads"] = {
+                "version": 1,
+                "provider": self.provider,
+                "watched": True,
+                "members": self.sandboxes,
+                "entries": self.reads,
+            }
         return copy.deepcopy(store)
 
 
 def honest(fixture: Fixture, *, finish: bool = True) -> Run:
-    """A run that resolves: one child per shard, each replies its expected answer (read by the
-    lead) and ends; the lead writes the artifact and (with ``finish``) ends."""
-    run = Run()
+    """A run that resolves: one child per shard, each reads its shard in its own sandbox, replies
+    its expected answer (read by the lead) and ends; the lead writes the artifact and (with ``finish``) ends."""
+    run = Run(auto_read=False)
     for shard in fixture.shards:
         run.spawn(shard.worker, task=f"Read shards/{shard.file} and answer: {shard.question}")
     for shard in fixture.shards:
+        run.read(shard.worker, f"shards/{shard.file}")
         run.reply(shard.worker, str(shard.expected))
         run.end(shard.worker)
     run.write(index_text(fixture))

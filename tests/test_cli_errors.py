@@ -141,7 +141,7 @@ def test_every_file_level_error_starts_with_the_file(tmp_path: Path) -> None:
     typo.write_text("members: {factory: react}\ncontroler: leaderless\n")
     assert refused(lambda: swarm(config=typo)) == (
         f"{typo}: unknown key(s) 'controler'; expected some of budget, channels, controller, "
-        "members, on_member_error, spawning, templates"
+        "members, on_member_error, sandboxes, spawning, templates"
     )
 
 

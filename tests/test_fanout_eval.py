@@ -29,7 +29,7 @@ from swarm.plugins.scorers.fanout import (
     run_fanout,
 )
 
-RULES = ("coverage", "delegation", "dedup", "receipts", "provenance")
+RULES = ("coverage", "delegation", "dedup", "receipts", "provenance", "proof_of_work")
 BIN = Path(sys.executable).parent
 
 
@@ -154,6 +154,8 @@ def test_a_fixture_of_ones_own_runs_and_a_log_is_rescored_against_another(tmp_pa
         "dedup": True,
         "receipts": True,
         "provenance": True,
+        # the children replied the old value: under the corrected fixture it is not the answer
+        "proof_of_work": False,
         "resolved": False,
     }
     digests = (score.metadata or {})["digests"]
@@ -184,7 +186,7 @@ def run_task(
         dataset=[fanout_sample(fixture)],
         solver=fanout_topology(fixture, **extra),
         scorer=fanout_rubric(fixture="json-events"),
-        sandbox="local",
+        sandbox="bwrap",
     )
     model = get_model("swarm/scripted", scripts=scripts, memoize=False)
     [log] = inspect_eval(task, model=model, display="none", log_dir=None)
@@ -219,8 +221,8 @@ def test_an_honest_lead_resolves() -> None:
 def test_cheat_no_spawn_fails_delegation() -> None:
     scripts = honest()
     scripts["lead"] = [s for s in scripts["lead"] if s.get("tool") == "bash" or "submit" in s]
-    # without children there are no replies either: provenance fails with delegation
-    assert failing(run_task(scripts)) == {"delegation", "provenance"}
+    # without children there are no replies either: provenance and proof of work fail too
+    assert failing(run_task(scripts)) == {"delegation", "provenance", "proof_of_work"}
 
 
 def test_cheat_double_spawn_fails_dedup() -> None:
@@ -247,4 +249,4 @@ def test_cheat_decoy_children_fail_provenance() -> None:
         for step in scripts[shard.worker]:
             if step.get("tool") == "send_message":
                 step["args"] = {"to": "parent", "text": "0"}
-    assert failing(run_task(scripts)) == {"provenance"}
+    assert failing(run_task(scripts)) == {"provenance", "proof_of_work"}

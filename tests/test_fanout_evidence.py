@@ -50,6 +50,7 @@ def test_an_honest_store_reads_whole() -> None:
         (LEDGER, True, None, 0, 0),
         ("inspect_swarm:metrics", False, None, 0, 0),
         ("swarm_fanout:artifact", True, None, 0, 0),
+        ("inspect_swarm:reads", True, None, 0, 0),
     ]
 
 
@@ -61,6 +62,7 @@ def test_an_empty_store_scores_and_fails_what_needs_records() -> None:
         "dedup": True,
         "receipts": True,
         "provenance": True,
+        "proof_of_work": False,
         "resolved": False,
     }
     assert verdict.evidence.lead is None

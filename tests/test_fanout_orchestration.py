@@ -143,7 +143,7 @@ def test_cheat_silent_drop() -> None:
     run.write(index_text(FIXTURE))
     run.finish()
     verdict = judged(run)
-    assert failing(verdict) == {"delegation", "receipts", "provenance"}
+    assert failing(verdict) == {"delegation", "receipts", "provenance", "proof_of_work"}
     assert details(verdict, "receipts")["missing"] == [W[7]]
     assert details(verdict, "receipts")["late"] == []
     assert failures(verdict, "receipts") == [
@@ -207,7 +207,7 @@ def test_cheat_forged_relationship(relationship: str) -> None:
     run.write(index_text(FIXTURE))
     run.finish()
     verdict = judged(run)
-    assert failing(verdict) == {"delegation", "receipts", "provenance"}
+    assert failing(verdict) == {"delegation", "receipts", "provenance", "proof_of_work"}
     assert details(verdict, "receipts")["missing"] == [W[7]]
     # a wrong relationship is named; a missing one makes the entry malformed (never evidence)
     forged = [] if relationship == "missing" else [W[7]]
@@ -291,7 +291,7 @@ def test_cheat_provenance_lead_answers_behind_decoy_children() -> None:
     run.write(index_text(FIXTURE))
     run.finish()
     verdict = judged(run)
-    assert failing(verdict) == {"provenance"}
+    assert failing(verdict) == {"provenance", "proof_of_work"}
     assert not verdict.resolved
     assert details(verdict, "provenance")["mismatched"][0] == {
         "shard": F[0],

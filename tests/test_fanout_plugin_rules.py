@@ -106,6 +106,7 @@ def test_a_required_plugin_rule_is_reported_and_counts_in_resolved(catalog: Plug
         "dedup": True,
         "receipts": True,
         "provenance": True,
+        "proof_of_work": False,
         "answer_not_in_task": False,
         "resolved": False,
     }
@@ -127,7 +128,8 @@ def test_a_rule_that_is_not_required_is_reported_only(catalog: PluginCatalog) ->
     catalog.pm.register(Rules(rule(required=False)), name="proof")
     verdict = judge_store(FIXTURE, answer_in_task().store(), catalog=catalog)
     assert verdict.value()["answer_not_in_task"] is False
-    assert verdict.resolved
+    # only the rubric's own proof_of_work (which catches the answer in the task too) counts
+    assert [r.name for r in verdict.rules if r.required and not r.passed] == ["proof_of_work"]
     assert "answer_not_in_task (not required): FAIL" in verdict.explanation().splitlines()
 
 
@@ -136,7 +138,7 @@ def test_plugin_rules_come_sorted_by_name_after_the_rubrics_own(catalog: PluginC
     catalog.pm.register(Rules(rule(lambda f, e: passing, name="zeta")), name="z")
     catalog.pm.register(Rules(rule(lambda f, e: passing, name="alpha")), name="a")
     verdict = judge_store(FIXTURE, honest(FIXTURE).store(), catalog=catalog)
-    assert [r.name for r in verdict.rules][5:] == ["alpha", "zeta"]
+    assert [r.name for r in verdict.rules][6:] == ["alpha", "zeta"]
 
 
 def explode(fixture: Fixture, evidence: Evidence) -> RuleResult:

@@ -51,6 +51,7 @@ def test_honest_run_resolves_with_every_rule() -> None:
         "dedup": True,
         "receipts": True,
         "provenance": True,
+        "proof_of_work": True,
         "resolved": True,
     }
     assert details(verdict, "delegation")["verified_workers"] == {w: w for w in W}
@@ -88,8 +89,8 @@ def test_honest_run_efficiency_figures() -> None:
     assert figures["total"]["tokens"] == 4200
     assert figures["total"]["turns"] == 19
     assert figures["others"]["members"] == 0
-    # 8 spawns, 8 x (reply + read + end), the lead's end: 41 steps of 0.5 s
-    assert (figures["wall_time"], figures["wall_time_source"]) == (20.5, "result")
+    # 8 spawns, 8 x (shard read + reply + seen + end), the lead's end: 49 steps of 0.5 s
+    assert (figures["wall_time"], figures["wall_time_source"]) == (24.5, "result")
 
 
 def test_efficiency_prefers_the_metrics_wall_clock_and_never_fails() -> None:
@@ -199,7 +200,7 @@ def test_cheat_no_spawn_fails_delegation_and_provenance() -> None:
     run.write(index_text(FIXTURE))
     run.finish()
     verdict = judged(run)
-    assert failing(verdict) == {"delegation", "provenance"}
+    assert failing(verdict) == {"delegation", "provenance", "proof_of_work"}
     assert failures(verdict, "delegation")[0] == RuleFailure(
         reason=f"the lead ({LEAD}) spawned no child named {W[0]}", shard=F[0]
     )
@@ -215,7 +216,7 @@ def test_cheat_helper_named_children_do_not_count() -> None:
     run.write(index_text(FIXTURE))
     run.finish()
     verdict = judged(run)
-    assert failing(verdict) == {"delegation", "provenance"}
+    assert failing(verdict) == {"delegation", "provenance", "proof_of_work"}
     assert details(verdict, "delegation")["helper_children"] == [f"helper-{i}" for i in range(1, 9)]
     assert details(verdict, "delegation")["verified_workers"] == {}
 
@@ -232,7 +233,7 @@ def test_a_spawn_under_a_helper_name_does_not_stand_in_for_its_shard() -> None:
     run.write(index_text(FIXTURE))
     run.finish()
     verdict = judged(run)
-    assert failing(verdict) == {"delegation", "provenance"}
+    assert failing(verdict) == {"delegation", "provenance", "proof_of_work"}
     assert details(verdict, "delegation")["unverified_workers"] == [W[3]]
 
 

@@ -87,6 +87,7 @@ def test_scorer_resolves_an_honest_sample(evaluated: EvalLog) -> None:
         "dedup": True,
         "receipts": True,
         "provenance": True,
+        "proof_of_work": True,
         "resolved": True,
     }
     assert score.answer == index_text(FIXTURE)
@@ -98,8 +99,9 @@ def test_scorer_resolves_an_honest_sample(evaluated: EvalLog) -> None:
         "dedup: pass",
         "receipts: pass",
         "provenance: pass",
+        "proof_of_work: pass",
         "efficiency: lead 1000 tokens in 3 turns; 8 children 3200 tokens in 16 turns; total "
-        "4200 tokens, $0.042000; wall time 20.50 s",
+        "4200 tokens, $0.042000; wall time 24.50 s",
     ]
     metadata = score.metadata or {}
     assert metadata["fixture"] == "json-events"
@@ -107,7 +109,22 @@ def test_scorer_resolves_an_honest_sample(evaluated: EvalLog) -> None:
     assert metadata["efficiency"]["total"]["tokens"] == 4200
     assert metadata["efficiency"]["children"]["turns"] == 16
     assert metadata["rules"]["dedup"]["details"]["total_spawns"] == 8
-    assert set(metadata["records"]) == set(STORE_KEYS)
+    assert set(metadata["records"]) == {
+        "inspect_swarm:spawns",
+        "inspect_swarm:messages",
+        "inspect_swarm:result",
+        "inspect_swarm:ledger",
+        "inspect_swarm:metrics",
+        "swarm_fanout:artifact",
+        "inspect_swarm:reads",
+    }
+    assert metadata["isolation"] == {
+        "provider": "bwrap",
+        "isolated": True,
+        "note": "each member's tools run in its own bubblewrap sandbox: only its own files and "
+        "/usr (read-only) are visible, no network, no host process; it cannot protect what a "
+        "member is told (its task, its messages) or what /usr holds",
+    }
     [sample] = [s for s in evaluated.samples or [] if s.id == "honest"]
     judged = {key: sample.store.get(key) for key in STORE_KEYS}
     assert metadata["digests"] == {
@@ -133,7 +150,7 @@ def test_scorer_explains_a_failure_naming_the_shard_and_member(evaluated: EvalLo
     assert score.explanation is not None
     lines = score.explanation.splitlines()
     shard = FIXTURE.shards[0]
-    assert lines[0] == "resolved: no (failed: provenance)"
+    assert lines[0] == "resolved: no (failed: provenance, proof_of_work)"
     assert "provenance: FAIL" in lines
     assert (
         f"  - {shard.file} {shard.worker}: the child replied 'done' (no number in it), "

@@ -136,3 +136,46 @@ def test_inspect_prints_swarm_errors_as_prerequisite_errors(
     exception_hook()(ConfigError, error, None)  # type: ignore[arg-type]
     out = capsys.readouterr().out
     assert out.strip() == "members[0].args: expected a mapping, got [null, none]"
+
+
+def test_the_sandbox_readers_and_setters_inside_a_sample() -> None:
+    from inspect_ai.util import sandbox
+
+    seen: dict[str, Any] = {}
+
+    @solver
+    def probe() -> Any:
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            found = private.sample_sandboxes()
+            assert found is not None
+            environments, default = found
+            seen["names"], seen["default"] = sorted(environments), default
+            inner = private.sandbox_unproxied(environments[default])
+            seen["inner"] = type(inner).__name__
+            wrapped = private.sandbox_proxy(inner)
+            seen["rewrapped"] = private.sandbox_unproxied(wrapped) is inner
+            seen["plain"] = private.sandbox_unproxied(inner) is inner
+            private.use_sandbox(wrapped)
+            seen["now"] = sandbox() is wrapped
+            seen["only"] = sorted(private.sample_sandboxes()[0])  # type: ignore[index]
+            return state
+
+        return solve
+
+    log = eval(
+        Task(dataset=[Sample(input="x")], solver=probe(), sandbox="local"),
+        model=scripted_model(),
+        display="none",
+        log_dir=None,
+    )[0]
+    assert log.status == "success", log.error
+    assert seen == {
+        "names": ["default"],
+        "default": "default",
+        "inner": "LocalSandboxEnvironment",
+        "rewrapped": True,
+        "plain": True,
+        "now": True,
+        "only": ["default"],
+    }
+    assert private.sample_sandboxes() is None  # outside a sample

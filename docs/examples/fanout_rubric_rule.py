@@ -54,16 +54,22 @@ class ProofOfWork:
 
 def fan_out(fixture: Fixture, tasks: dict[str, str]) -> dict[str, Any]:
     """A store of records for an honest fan-out: one child per shard spawns, makes one model
-    call, replies its answer and ends; the lead reads every reply, writes the artifact and
-    ends.  ``tasks`` replaces the task text of some children."""
+    call, reads its shard in its own sandbox, replies its answer and ends; the lead reads every
+    reply, writes the artifact and ends.  ``tasks`` replaces the task text of some children."""
     spawns: list[dict[str, Any]] = []
     messages: list[dict[str, Any]] = []
+    reads: list[dict[str, Any]] = []
+    sandboxes = {"lead": {"sandbox": "lead", "files": []}}
     members = [member("lead", parent=None, depth=0, ended=20.0)]
     for n, shard in enumerate(fixture.shards):
         name, time, answer = shard.worker, 1.0 + n, str(shard.expected)
         task = tasks.get(name, f"Read shards/{shard.file} and answer: {shard.question}")
         spawns.append(spawn_entry(len(spawns) + 1, time, "spawn", name, task=task))
         spawns.append(spawn_entry(len(spawns) + 1, time + 0.5, "end", name, status="submitted"))
+        path = f"shards/{shard.file}"
+        sandboxes[name] = {"sandbox": name, "files": [path]}
+        read = {"seq": n, "time": time + 0.2, "member": name, "sandbox": name, "path": path}
+        reads.append({**read, "op": "read"})
         messages.append(
             {
                 "seq": n + 1,
@@ -87,6 +93,13 @@ def fan_out(fixture: Fixture, tasks: dict[str, str]) -> dict[str, Any]:
         "inspect_swarm:result": {"version": 1, "members": members},
         "inspect_swarm:ledger": {"version": 1, "members": [usage(m["name"]) for m in members]},
         "swarm_fanout:artifact": {"path": fixture.artifact, "text": bullets},
+        "inspect_swarm:reads": {
+            "version": 1,
+            "provider": "bwrap",
+            "watched": True,
+            "members": sandboxes,
+            "entries": reads,
+        },
     }
 
 

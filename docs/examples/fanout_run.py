@@ -4,7 +4,8 @@ print each rule and the efficiency figures.  The same as ``swarm fanout --fixtur
 from swarm.plugins.scorers.fanout import run_fanout
 
 outcome = run_fanout("json-events", model=None, timeout=600, log_dir="logs")
-for rule in ("coverage", "delegation", "dedup", "receipts", "provenance", "resolved"):
+rules = ("coverage", "delegation", "dedup", "receipts", "provenance", "proof_of_work")
+for rule in (*rules, "resolved"):
     print(f"{rule}: {outcome[rule]}")
 children = outcome["efficiency"]["children"]
 print(f"children: {children['members']}, their model calls: {children['model_calls']}")

@@ -13,6 +13,7 @@ from swarm._run.engine import SwarmRun
 from swarm._spec.budget import Budget
 from swarm._spec.describe import describe_topology, jsonable
 from swarm._spec.roster import MemberSpec
+from swarm._spec.sandboxes import Sandboxes
 from swarm._spec.spawning import Spawning
 from swarm._spec.topology import PluginSpec, SwarmSpec, swarm_spec
 
@@ -35,6 +36,7 @@ def swarm(
     spawning: Spawning | Mapping[str, Any] | None = None,
     config: str | Path | Mapping[str, Any] | None = None,
     plugins: PluginCatalog | None = None,
+    sandboxes: Sandboxes | Mapping[str, Any] | None = None,
 ) -> Agent:
     """A swarm of agents working on one sample at the same time.
 
@@ -54,9 +56,12 @@ def swarm(
             mappings (no name or count; a child is named when spawned).  A member spawns only
             the templates its ``can_spawn`` names.
         spawning: the limits on spawning (``Spawning`` or a mapping of its fields).
+        sandboxes: which sandbox environment each member works in (``Sandboxes`` or a
+            mapping: ``per_member``, ``share``, ``files``; see docs/sandboxes.md).  By default
+            every member uses the sample's own environment.
         config: a topology file (YAML or TOML) or mapping with any of the keys ``members``,
             ``controller``, ``channels``, ``budget``, ``on_member_error``, ``templates``,
-            ``spawning``.
+            ``spawning``, ``sandboxes``.
         plugins: the plugin catalog to use (default: the process-wide one).
 
     Returns:
@@ -76,6 +81,7 @@ def swarm(
         templates=templates,
         spawning=spawning,
         config=config,
+        sandboxes=sandboxes,
     )
 
     return SwarmAgent(spec, catalog)

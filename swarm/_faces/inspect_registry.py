@@ -2,7 +2,7 @@
 
 ``swarm/swarm`` (the agent), ``swarm/worker`` (a member wired to the channels),
 ``swarm/calculator_worker`` and ``swarm/swarm_demo`` (the demo),
-and the ``swarm/scripted`` model.
+the ``swarm/scripted`` model, and the ``bwrap`` sandbox provider (``swarm._faces.bwrap``).
 
 Inspect names an object from an installed package ``<package>/<name>``.  From an *editable*
 install of a distribution whose name (``swarm-eval``) differs from its package (``swarm``) it
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from inspect_ai.util import registry_info
 
+from swarm._faces import bwrap  # noqa: F401  (registers the bwrap sandbox provider)
 from swarm._faces.agent import swarm
 from swarm._faces.worker import worker
 from swarm._inspect.private import register_as

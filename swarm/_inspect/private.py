@@ -24,6 +24,10 @@ __all__ = [
     "register_as",
     "registry_lookup",
     "running_task_state",
+    "sample_sandboxes",
+    "sandbox_proxy",
+    "sandbox_unproxied",
+    "use_sandbox",
     "sample_model_usage",
     "token_metering_suspended",
     "tool_output_limit",
@@ -125,3 +129,46 @@ def running_task_state() -> Any:
     from inspect_ai.solver._task_state import sample_state
 
     return sample_state()
+
+
+def sample_sandboxes() -> tuple[dict[str, Any], str] | None:
+    """The running sample's sandbox environments (Inspect's own dict, which it cleans up when
+    the sample ends, scoring included) and the default one's name; ``None`` without any."""
+    from inspect_ai.util._sandbox.context import (
+        sandbox_default_context_var,
+        sandbox_environments_context_var,
+    )
+
+    environments = sandbox_environments_context_var.get(None)
+    if not environments:
+        return None
+    return environments, sandbox_default_context_var.get()
+
+
+def use_sandbox(environment: Any) -> None:
+    """Make ``environment`` the only sandbox, and the default, of the calling task (and the
+    tasks it starts): what ``inspect_ai.util.sandbox()`` returns there."""
+    from inspect_ai.util._sandbox.context import (
+        sandbox_default_context_var,
+        sandbox_environments_context_var,
+        sandbox_with_environments_context_var,
+    )
+
+    sandbox_environments_context_var.set({"default": environment})
+    sandbox_with_environments_context_var.set({})
+    sandbox_default_context_var.set("default")
+
+
+def sandbox_proxy(environment: Any) -> Any:
+    """``environment`` wrapped as Inspect wraps a sample's own (its calls become
+    ``SandboxEvent``s in the transcript, and Inspect's cleanup can unwrap it)."""
+    from inspect_ai.util._sandbox.events import SandboxEnvironmentProxy
+
+    return SandboxEnvironmentProxy(environment)
+
+
+def sandbox_unproxied(environment: Any) -> Any:
+    """The provider's environment inside Inspect's event-recording wrapper (itself if none)."""
+    from inspect_ai.util._sandbox.events import SandboxEnvironmentProxy
+
+    return environment._sandbox if isinstance(environment, SandboxEnvironmentProxy) else environment

@@ -13,6 +13,7 @@ import attrs
 
 from swarm._accounts.accounts import Accounts
 from swarm._report.counters import CommCounts, WaitCounts
+from swarm._report.reads import ReadsTaken
 from swarm._report.spawns import SpawnEntry
 from swarm.records import Answer, Delivery, MemberInfo, MemberState, SwarmView
 
@@ -80,3 +81,4 @@ class RunOutcome:
     channel_tools: bool
     view: SwarmView
     spawns: tuple[SpawnEntry, ...] | None = None
+    reads: ReadsTaken | None = None

@@ -41,6 +41,7 @@ from swarm._run.member_task import MemberRunner
 from swarm._run.members import Roster, RunMember
 from swarm._run.metering import register_model_hooks, usage_context
 from swarm._run.preamble import in_channel_order, preamble
+from swarm._run.sandboxes import MemberSandboxes
 from swarm._run.spawn_tools import kernel_tool_kind, kernel_tools
 from swarm._run.spawning import Spawner, SpawnPolicy, spawner_context
 from swarm._run.status import ended_by, every_member_errored, log_others
@@ -99,14 +100,15 @@ class SwarmRun:
             self.accounts.add_member(m.name, m.entry.spec.limits)
         idle = getattr(self.controller, "idle_seconds", None)
         self.idle_seconds: float | None = None if idle is None else float(idle)
+        self.sandboxes = MemberSandboxes(spec.sandboxes, self.now)
         self.runner = MemberRunner(
             self,
             self.input_messages,
             resolve_verifier(getattr(self.controller, "verifier", None)),
             fail_on_error=spec.on_member_error == "fail",
+            sandboxes=self.sandboxes,
         )
-        # what failed the run from inside (a plugin's fault, a member's error under
-        # on_member_error="fail"): the first one is the sample's error
+        # what failed the run from inside (a fault, an error under "fail"): the first one wins
         self.failure: SwarmError | None = None
         self.grace = spec.budget.grace
         self.stopping = False
@@ -176,8 +178,7 @@ class SwarmRun:
         raise error
 
     def refusal(self, member: str | None) -> str | None:
-        """Why ``member``'s new model calls are refused: the swarm is stopping, or its parent
-        ended (it is being torn down)."""
+        """Why ``member``'s new calls are refused: the swarm is stopping, or it is torn down."""
         if self.stopping:
             return self.stop_reason or "stopping"
         m = self.roster.get(member)
@@ -222,8 +223,7 @@ class SwarmRun:
             self._tg.start_soon(cancel_after, [member], grace, name=f"tear down {member.name}")
 
     def fail(self, error: SwarmError) -> None:
-        """End the run as failed: ``error`` becomes the sample's error once the records are
-        written (the first failure wins; later ones are logged)."""
+        """End the run as failed: the first ``error`` is the sample's once records are written."""
         if self.failure is None:
             self.failure = error
         elif error is not self.failure:
@@ -249,6 +249,7 @@ class SwarmRun:
         )
         try:
             self.accounts.begin(limits, [m.name for m in self.roster])
+            self.sandboxes.begin()  # the sample's environments are the members' staging area
             specs = [m.entry.spec for m in self.roster]
             check_prices(specs, all_members=self.accounts.caps.cost is not None)
             async with anyio.create_task_group() as tg:
@@ -322,8 +323,7 @@ class SwarmRun:
         self._root.copy().run(lambda: tg.start_soon(self.runner.run, m, name=f"member {m.name}"))
 
     def member_ended(self, m: RunMember, status: str, *, decide: bool) -> None:
-        """Member ``m`` ended with ``status``; ask the decision hooks (unless ``decide`` is
-        false: the run itself is ending) and tell the observers."""
+        """``m`` ended with ``status``: ask the decision hooks (if ``decide``), tell observers."""
         self.activity()
         self.roster.mark_ended(m, status, self.now())
         assert m.ended is not None
@@ -415,5 +415,6 @@ class SwarmRun:
             origin=origin,
             view=self.view(),
             spawns=None if self.spawner is None else tuple(self.spawner.entries),
+            reads=self.sandboxes.finish(),
         )
         write_records(outcome, self.hooks)

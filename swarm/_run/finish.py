@@ -33,6 +33,7 @@ from swarm._report.events import RunEvents, index_events, with_malformed_calls
 from swarm._report.ledger import ledger_from
 from swarm._report.metrics import metrics_from
 from swarm._report.outcome import MemberEnd, RunOutcome
+from swarm._report.reads import ReadsTaken, build_reads
 from swarm._report.result import Gates, build_result, member_gates
 from swarm._report.spawns import SpawnEntry, build_spawns
 from swarm._run.bus import Bus
@@ -46,6 +47,7 @@ from swarm.records import (
     LEDGER_KEY,
     MESSAGES_KEY,
     METRICS_KEY,
+    READS_KEY,
     RESULT_KEY,
     SPAWNS_KEY,
     Answer,
@@ -92,6 +94,9 @@ def write_records(outcome: RunOutcome, hooks: RunHooks) -> SwarmResult:
     if outcome.spawns is not None:
         spawns = outcome.spawns
         write_record(SPAWNS_KEY, "spawns", lambda: build_spawns(spawns), written)
+    if outcome.reads is not None:
+        reads = outcome.reads
+        write_record(READS_KEY, "reads", lambda: build_reads(reads), written)
     _plugin_records(outcome, hooks, written)
     guard = _Guard(store(), hooks)
     hooks.run_ended(outcome.view, result, guard.check)
@@ -253,6 +258,7 @@ def run_outcome(
     origin: RunOrigin,
     view: SwarmView,
     spawns: tuple[SpawnEntry, ...] | None = None,
+    reads: ReadsTaken | None = None,
 ) -> RunOutcome:
     """The run's services' state at its end, as one value for the record builders."""
     first = next(iter(roster), None)
@@ -292,4 +298,5 @@ def run_outcome(
         channel_tools=wiring.has_channel_tools(None if first is None else first.name),
         view=view,
         spawns=spawns,
+        reads=reads,
     )

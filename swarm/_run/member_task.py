@@ -22,7 +22,7 @@ from swarm._inspect.private import UsageTap
 from swarm._run.gate import check
 from swarm._run.identity import member_context
 from swarm._run.members import RunMember
-from swarm._run.ports import MemberHost
+from swarm._run.ports import MemberHost, SandboxPort
 from swarm._run.status import AgentEnd, classify, interrupted_status
 from swarm._spec.roster import build_agent
 from swarm._spec.verifier import Verifier
@@ -57,8 +57,10 @@ class MemberRunner:
         verifier: Verifier | None,
         *,
         fail_on_error: bool,
+        sandboxes: SandboxPort | None = None,
     ) -> None:
         self._host = host
+        self._sandboxes = sandboxes
         self._input = list(input_messages)
         self._verifier = verifier
         self._fail_on_error = fail_on_error
@@ -97,6 +99,8 @@ class MemberRunner:
         state = AgentState(messages=messages)
         m.agent_state = state
         try:
+            if self._sandboxes is not None:  # its own sandbox, before its first tool call
+                await self._sandboxes.enter(m.name)
             agent = build_agent(m.entry.spec)
             with apply_limits(_member_limits(m.entry.spec.limits), catch_errors=True) as scope:
                 async with span(name=m.name, type="agent", id=m.span_id):

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from swarm._run.members import RunMember
     from swarm.errors import SwarmError
 
-__all__ = ["MemberHost", "RunPort", "UsageSink"]
+__all__ = ["MemberHost", "RunPort", "SandboxPort", "UsageSink"]
 
 
 class RunPort(Protocol):
@@ -88,4 +88,12 @@ class MemberHost(Protocol):
 
     def sync_usage(self, member: str, usage: ModelUsage) -> None:
         """Bring the member's meter up to Inspect's record of what it spent."""
+        ...
+
+
+class SandboxPort(Protocol):
+    """Where a member's task gets its own sandbox environment (``sandboxes.MemberSandboxes``)."""
+
+    async def enter(self, member: str) -> None:
+        """Make the member's environment the only sandbox of the calling task."""
         ...

@@ -135,6 +135,8 @@ def describe_topology(spec: SwarmSpec, catalog: PluginCatalog) -> dict[str, Any]
         "templates": {name: _member(t) for name, t in spec.templates.items()},
         "spawning": jsonable(spec.spawning),
     }
+    if spec.sandboxes.per_member:  # absent by default, so the digests of older topologies hold
+        topology["sandboxes"] = jsonable(spec.sandboxes)
     return {
         **topology,
         "plugins": _plugins(catalog, spec),

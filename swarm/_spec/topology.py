@@ -21,6 +21,7 @@ from swarm._checks import number_problem
 from swarm._hooks.catalog import PluginCatalog, PluginKind
 from swarm._spec.budget import Budget, budget_from
 from swarm._spec.roster import MemberSpec, checked_member, expand_roster
+from swarm._spec.sandboxes import Sandboxes, sandboxes_from
 from swarm._spec.spawning import Spawning, check_spawn_names, spawning_from, templates_from
 from swarm._spec.verifier import resolve_verifier
 from swarm.errors import ConfigError
@@ -47,6 +48,7 @@ _TOPOLOGY_KEYS = {
     "on_member_error",
     "templates",
     "spawning",
+    "sandboxes",
 }
 
 
@@ -79,6 +81,7 @@ class SwarmSpec:
     on_member_error: Literal["continue", "fail"] = "continue"
     templates: Mapping[str, MemberSpec] = attrs.field(factory=dict)
     spawning: Spawning = attrs.field(factory=Spawning)
+    sandboxes: Sandboxes = attrs.field(factory=Sandboxes)
 
     @property
     def spawns(self) -> bool:
@@ -292,6 +295,7 @@ def swarm_spec(
     templates: object = None,
     spawning: object = None,
     config: str | Path | Mapping[str, Any] | None = None,
+    sandboxes: object = None,
 ) -> SwarmSpec:
     """Check every part of a topology and return it as a ``SwarmSpec``.
 
@@ -306,6 +310,7 @@ def swarm_spec(
         "on_member_error": on_member_error,
         "templates": templates,
         "spawning": spawning,
+        "sandboxes": sandboxes,
     }
     origin: dict[str, str | None] = dict.fromkeys(given)
     if config is not None:
@@ -370,6 +375,8 @@ def swarm_spec(
         checked_controller = check_plugin(catalog, "controller", ctrl, "controller")
     with at("spawning"):
         found_spawning = spawning_from(given["spawning"])
+    with at("sandboxes"):
+        found_sandboxes = sandboxes_from(given["sandboxes"])
     spec = SwarmSpec(
         members=members,
         controller=checked_controller,
@@ -378,6 +385,7 @@ def swarm_spec(
         on_member_error=mode,
         templates=found_templates,
         spawning=found_spawning,
+        sandboxes=found_sandboxes,
     )
     if spec.spawns:
         with at("channels", "members", "templates"):

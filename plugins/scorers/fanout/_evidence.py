@@ -27,11 +27,13 @@ from ._parse import (
     parse_result,
     parse_spawns,
 )
+from ._readlog import Reads, parse_reads
 from ._records import (
     ARTIFACT_KEY,
     LEDGER_KEY,
     MESSAGES_KEY,
     METRICS_KEY,
+    READS_KEY,
     RESULT_KEY,
     SPAWNS_KEY,
     Artifact,
@@ -104,6 +106,7 @@ class Evidence:
         lead: the lead's member name; ``None`` when no record names a roster member.
         lead_end: when the lead ended (result record); ``None`` if it did not, or is unknown.
         children: the lead's depth-1 children, in the order they were spawned.
+        reads: the reads record (``None`` when the run recorded none).
     """
 
     spawns: tuple[SpawnEntry, ...]
@@ -116,6 +119,7 @@ class Evidence:
     lead: str | None
     lead_end: float | None
     children: tuple[Child, ...]
+    reads: Reads | None = None
 
     def member(self, name: str) -> MemberRun | None:
         """The result record's entry for ``name``."""
@@ -238,6 +242,7 @@ def read_evidence(store: Mapping[str, Any]) -> Evidence:
     usage, ledger_report = parse_ledger(store.get(LEDGER_KEY))
     wall_clock, metrics_report = parse_metrics(store.get(METRICS_KEY))
     artifact, artifact_report = parse_artifact(store.get(ARTIFACT_KEY))
+    reads, reads_report = parse_reads(store.get(READS_KEY))
     lead = _lead(members, spawns)
     lead_run = None if lead is None else next((m for m in members if m.name == lead), None)
     return Evidence(
@@ -254,8 +259,10 @@ def read_evidence(store: Mapping[str, Any]) -> Evidence:
             ledger_report,
             metrics_report,
             artifact_report,
+            reads_report,
         ),
         lead=lead,
         lead_end=None if lead_run is None else lead_run.ended,
         children=_children(lead, spawns, members, usage),
+        reads=reads,
     )

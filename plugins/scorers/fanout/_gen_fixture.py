@@ -71,8 +71,8 @@ has one question. Answer every shard's question by delegating it to a dedicated 
 member. Never compute or look up an answer yourself, and do not open the shards yourself: \
 only the children read them.
 
-The shards are in your working directory, under shards/ ({fixture.data_description}). \
-The shards and their questions:
+Each child works in a sandbox of its own that holds only its shard, under shards/ \
+({fixture.data_description}); your own sandbox holds no shard. The shards and their questions:
 
 {_shard_lines(fixture)}
 
@@ -84,8 +84,8 @@ Your tools:
 delivered to you.
 - send_message(to, text) sends text to a member by name, to "parent" or to "children"; \
 read_messages() returns the messages delivered to you.
-Children read files and run code with the bash and python tools, in the same working \
-directory as you.
+Children read their shard and run code with the bash and python tools, each in its own \
+sandbox: you and every child have a working directory of your own.
 
 Procedure:
 1. Spawn exactly one child per shard, named worker-<file stem>: the child for \

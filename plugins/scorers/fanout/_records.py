@@ -17,6 +17,7 @@ __all__ = [
     "LEDGER_KEY",
     "MESSAGES_KEY",
     "METRICS_KEY",
+    "READS_KEY",
     "RESULT_KEY",
     "SPAWNS_KEY",
     "STORE_KEYS",
@@ -37,7 +38,16 @@ RESULT_KEY = "inspect_swarm:result"
 LEDGER_KEY = "inspect_swarm:ledger"
 METRICS_KEY = "inspect_swarm:metrics"
 ARTIFACT_KEY = "swarm_fanout:artifact"
-STORE_KEYS = (SPAWNS_KEY, MESSAGES_KEY, RESULT_KEY, LEDGER_KEY, METRICS_KEY, ARTIFACT_KEY)
+READS_KEY = "inspect_swarm:reads"
+STORE_KEYS = (
+    SPAWNS_KEY,
+    MESSAGES_KEY,
+    RESULT_KEY,
+    LEDGER_KEY,
+    METRICS_KEY,
+    ARTIFACT_KEY,
+    READS_KEY,
+)
 """Every store key the rubric reads, and nothing else."""
 
 SpawnOp = Literal["spawn", "refused", "end", "delete"]

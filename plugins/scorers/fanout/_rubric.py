@@ -1,9 +1,10 @@
 """The fan-out rubric: its rules applied to one sample's evidence, and the verdict.
 
-``judge(fixture, evidence)`` runs the five required rules (coverage, delegation, dedup,
-receipts, provenance), the informational efficiency report, and any rules plugins add through
-``swarm_rubric_rules``; ``resolved`` is the conjunction of every required rule.  A plugin rule
-whose ``check`` raises or returns the wrong type is reported as failed, naming the plugin.
+``judge(fixture, evidence)`` runs the six required rules (coverage, delegation, dedup,
+receipts, provenance, proof_of_work), the informational efficiency report, and any rules plugins
+add through ``swarm_rubric_rules``; ``resolved`` is the conjunction of every required rule.  A
+plugin rule whose ``check`` raises or returns the wrong type is reported as failed, naming the
+plugin.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ._efficiency import efficiency
 from ._evidence import Evidence, read_evidence
 from ._fixture import Fixture
 from ._orchestration import dedup, delegation, receipts
+from ._proof import proof_of_work
 
 __all__ = [
     "REQUIRED_RULES",
@@ -35,7 +37,7 @@ __all__ = [
 
 RUBRIC = "fanout"
 """The rubric's registered name, passed to ``swarm_rubric_rules``."""
-REQUIRED_RULES = ("coverage", "delegation", "dedup", "receipts", "provenance")
+REQUIRED_RULES = ("coverage", "delegation", "dedup", "receipts", "provenance", "proof_of_work")
 """The rubric's own rules, in the order they are reported; all required."""
 _RESERVED = frozenset({*REQUIRED_RULES, "efficiency", "resolved"})
 _LISTED = 5
@@ -248,6 +250,7 @@ def judge(
         ("dedup", functools.partial(dedup, spawn_factor=spawn_factor)),
         ("receipts", receipts),
         ("provenance", provenance),
+        ("proof_of_work", proof_of_work),
     ]
     rules = [JudgedRule(name=n, required=True, result=check(fixture, evidence)) for n, check in own]
     for plugin, rule in sorted(extra, key=lambda pair: pair[1].name):

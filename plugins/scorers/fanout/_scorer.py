@@ -19,9 +19,8 @@ from typing import Any
 
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import TaskState
-from inspect_ai.util import sandbox
 
-from swarm import ConfigError, in_running_sample, kernel_seal
+from swarm import ConfigError, in_running_sample, kernel_seal, member_sandbox
 
 from ._digests import (
     RescoreRefused,
@@ -32,6 +31,7 @@ from ._digests import (
 )
 from ._evidence import read_evidence
 from ._fixture import Fixture, load_fixture
+from ._proof import isolation
 from ._records import ARTIFACT_KEY, STORE_KEYS
 from ._rubric import REQUIRED_RULES, Verdict, judge, plugin_rules
 
@@ -84,13 +84,18 @@ def unscorable_score(
     )
 
 
-async def collect_artifact(path: str) -> dict[str, Any]:
-    """The artifact as the lead left it in the sample's sandbox, for the store (so the log
-    keeps it and ``inspect score`` can judge it again): ``{"path", "text"}``, ``text`` null
-    when the file is missing or there is no sandbox (re-scoring a log that lacks it)."""
+async def collect_artifact(path: str, lead: str | None = None) -> dict[str, Any] | None:
+    """The artifact as the lead left it in its own sandbox (``swarm.member_sandbox``; the
+    sample's when members share it), for the store (so the log keeps it and ``inspect score``
+    can judge it again): ``{"path", "text"}``, ``text`` null when the file is missing or not
+    text; ``None`` when the sample has no sandbox (re-scoring a log: the stored one stands)."""
     try:
-        text: str | None = await sandbox().read_file(path)
-    except Exception:  # no such file, no sandbox, not text: there is no artifact to judge
+        environment = member_sandbox(lead or "lead")
+    except ProcessLookupError:
+        return None
+    try:
+        text: str | None = await environment.read_file(path)
+    except Exception:  # no such file, not text: there is no artifact to judge
         text = None
     return {"path": path, "text": text}
 
@@ -146,7 +151,9 @@ def fanout_rubric_scorer(
             if problem is not None:
                 return unscorable_score(loaded, rules, problem, digests)
             # the artifact is always read where the lead left it, never taken from the store
-            state.store.set(ARTIFACT_KEY, await collect_artifact(loaded.artifact))
+            lead = read_evidence({key: state.store.get(key) for key in STORE_KEYS}).lead
+            artifact = await collect_artifact(loaded.artifact, lead)
+            state.store.set(ARTIFACT_KEY, artifact or {"path": loaded.artifact, "text": None})
             store = {key: state.store.get(key) for key in STORE_KEYS}
             digests |= records_digests(store) | {"judged": "sealed by the kernel"}
         else:
@@ -156,8 +163,11 @@ def fanout_rubric_scorer(
                 why = "no earlier fan-out score of this sample recorded the digests of its records"
                 return unscorable_score(loaded, rules, why, digests)
             digests |= _rescore_digests(state, loaded, store, earlier, fixture_digest, on_purpose)
-        verdict = judge(loaded, read_evidence(store), spawn_factor=factor, extra=extra)
-        return verdict_score(verdict, digests)
+        evidence = read_evidence(store)
+        verdict = judge(loaded, evidence, spawn_factor=factor, extra=extra)
+        scored = verdict_score(verdict, digests)
+        scored.metadata = {**(scored.metadata or {}), "isolation": isolation(evidence.reads)}
+        return scored
 
     return score
 

@@ -1,13 +1,19 @@
 """The ``swarm/fanout`` Inspect task: one fixture, one sample, scored by the fan-out rubric.
 
     inspect eval swarm/fanout -T fixture=json-events --model openai/gpt-4o
+    inspect eval swarm/fanout -T fixture=json-events -T sandbox=local ...   # not isolating
 
-The fixture's shards are copied into the sample's sandbox (``local``: no Docker) under
-``shards/``; the manifest, the prompt file and anything of the harness never are.  The prompt is
-the fixture's ``task.txt``.  The solver is a fan-out topology (``fanout_topology``): a lead that
-may spawn children from a worker template, the ``messages`` channel, and ``bash`` and ``python``
-in the sandbox.  Replace it with ``--solver swarm/swarm -S config=my-topology.yaml`` (or any
-solver); the scorer, the rubric, reads only what the runtime recorded and the artifact.
+The fixture's shards are the sample's files, in its default sandbox environment under
+``shards/``: a staging area no member sees.  Every member works in a sandbox of its own
+(``sandboxes.per_member``, the ``bwrap`` provider by default: no Docker needed): the lead's has
+no shard, and the child spawned as ``worker-<stem>`` (a retry too) receives only
+``shards/<file>`` of its shard.  The manifest, the expected answers, the prompt file and
+anything of the harness are in no sandbox, nor in the sample's target, metadata or input.  The
+prompt is the fixture's ``task.txt``.  The solver is a fan-out topology (``fanout_topology``): a
+lead that may spawn children from a worker template, the ``messages`` channel, and ``bash`` and
+``python`` in each member's sandbox.  Replace it with ``--solver swarm/swarm -S
+config=my-topology.yaml`` (or any solver); the scorer, the rubric, reads only what the runtime
+recorded and the artifact in the lead's sandbox.
 """
 
 from __future__ import annotations
@@ -17,21 +23,32 @@ from typing import Any
 from inspect_ai import Task, task
 from inspect_ai.dataset import Sample
 
-from swarm import channel, controller, member, swarm
+from swarm import ConfigError, channel, controller, member, swarm
 
 from ._fixture import Fixture, load_fixture
 from ._scorer import fanout_rubric
 
-__all__ = ["FANOUT_TOOLS", "fanout", "fanout_sample", "fanout_topology"]
+__all__ = ["FANOUT_SANDBOXES", "FANOUT_TOOLS", "fanout", "fanout_sample", "fanout_topology"]
 
 FANOUT_TOOLS = ("bash", "python")
 """The Inspect tools the lead and its children have in the sandbox."""
+FANOUT_SANDBOXES = ("bwrap", "local")
+"""The sandbox providers the task runs with: ``bwrap`` (the default: isolates every member) and
+``local`` (no isolation: every member can read the host as the evaluating user)."""
+
+
+def shard_files(fixture: Fixture) -> dict[str, list[str]]:
+    """Which sample files each member's sandbox receives: ``worker-<stem>`` its own shard,
+    nobody else anything (the ``sandboxes.files`` of the fan-out topology)."""
+    return {s.worker: [f"shards/{s.file}"] for s in fixture.shards}
 
 
 def fanout_topology(fixture: Fixture, **swarm_args: Any) -> Any:
     """The default solver: a lead that may spawn one child per shard (and one retry each) from
-    a worker template, the messages channel, and ``bash``/``python`` for everyone."""
+    a worker template, the messages channel, and ``bash``/``python`` for everyone, each member
+    in its own sandbox with only its shard's file (``shard_files``)."""
     shards = len(fixture.shards)
+    swarm_args.setdefault("sandboxes", {"per_member": True, "files": shard_files(fixture)})
     tools = {"tools": list(FANOUT_TOOLS)}
     return swarm(
         members=member("swarm/worker", name="lead", args=tools, can_spawn=["worker"]),
@@ -50,33 +67,46 @@ def fanout_topology(fixture: Fixture, **swarm_args: Any) -> Any:
 
 
 def fanout_sample(fixture: Fixture) -> Sample:
-    """The fixture's one sample: the prompt, and the shards as the sandbox's files."""
+    """The fixture's one sample: the prompt, and the shards as the staging area's files.  No
+    expected answer anywhere in it (the target is empty: the rubric holds the manifest)."""
     files = {
         f"shards/{shard.file}": fixture.shard_path(shard).read_text() for shard in fixture.shards
     }
-    expected = "\n".join(f"- {s.file}: {s.expected}" for s in fixture.shards)
     return Sample(
         id=fixture.name,
         input=fixture.task,
-        target=expected,
+        target="",
         files=files,
         metadata={"fixture": fixture.name, "artifact": fixture.artifact},
     )
 
 
+def _sandbox(value: Any) -> str:
+    if value not in FANOUT_SANDBOXES:
+        raise ConfigError(
+            f"fanout.sandbox: expected one of {', '.join(FANOUT_SANDBOXES)} (bwrap isolates each "
+            f"member; local does not), got {value!r}"
+        )
+    return str(value)
+
+
 @task(name="fanout")
-def fanout(fixture: str = "json-events", spawn_factor: int = 2) -> Task:
+def fanout(fixture: str = "json-events", spawn_factor: int = 2, sandbox: str = "bwrap") -> Task:
     """The fan-out eval on one fixture.
 
     Args:
         fixture: a shipped fixture (``json-events``, ``csv-metrics``) or a fixture directory.
         spawn_factor: depth-1 spawns the rubric allows per shard (2: one retry each).
+        sandbox: the members' sandbox provider: ``bwrap`` (isolated per member, the default)
+            or ``local`` (per-member directories on the host, not isolating; the score's
+            ``isolation`` says which).
     """
+    provider = _sandbox(sandbox)
     loaded = load_fixture(fixture)
     return Task(
         dataset=[fanout_sample(loaded)],
         solver=fanout_topology(loaded),
         scorer=fanout_rubric(fixture=fixture, spawn_factor=spawn_factor),
-        sandbox="local",
+        sandbox=provider,
         name=f"fanout-{loaded.name}",
     )

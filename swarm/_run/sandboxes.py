@@ -1,0 +1,284 @@
+"""Each member's own sandbox environment, and what the runtime saw its tools read.
+
+With ``sandboxes.per_member`` the sample's default environment is a staging area no member sees.
+When a member starts (a spawned child too, once it joined), ``enter`` gives it its environment:
+its ``share`` group's, or a fresh one of the staging area's provider (``sample_init`` of the
+same class), with the sample files ``sandboxes.files`` names for it copied from the staging area.
+Inside the member's task, ``inspect_ai.util.sandbox()`` then returns that environment and no
+other.  Each environment is added to the sample's own environments as ``swarm:<name>``, so it
+lives until the sample's scoring is done (a scorer reads the lead's files there:
+``swarm.member_sandbox``) and Inspect cleans it up with the sample.
+
+Every command or file call a member's tools make in its environment is bracketed: when it ends,
+the runtime collects the host kernel's file events (``inotify``) on every member environment's
+directory and records them as that member's (an event in another member's directory goes to
+that directory's member while one of its commands runs, else to the member whose call just
+ended: only a non-isolating provider such as ``local`` lets one member reach another's files,
+or the staging area, whose events are recorded with the sandbox ``""``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal, overload
+
+import anyio
+from inspect_ai.util import ExecResult, SandboxEnvironment, registry_info, store
+
+from swarm._inspect.private import (
+    sample_sandboxes,
+    sandbox_proxy,
+    sandbox_unproxied,
+    use_sandbox,
+)
+from swarm._report.reads import ReadEntry, ReadsTaken
+from swarm._run.inotify import Inotify, inotify_available
+from swarm._spec.sandboxes import Sandboxes
+from swarm.errors import ConfigError
+from swarm.records import READS_KEY
+
+__all__ = ["ENV_PREFIX", "MemberSandboxes", "member_sandbox"]
+
+logger = logging.getLogger("swarm")
+
+ENV_PREFIX = "swarm:"
+"""A member environment's name among the sample's environments: ``swarm:<group>``."""
+STAGING = ""
+"""The ``sandbox`` of a file event in the staging area (the sample's own environment)."""
+
+
+def member_sandbox(member: str) -> SandboxEnvironment:
+    """The sandbox environment member ``member`` worked in, while the sample runs (a scorer's
+    way to the lead's files): its own with ``sandboxes.per_member``, else the sample's default.
+
+    Raises:
+        ProcessLookupError: the sample has no sandbox.
+    """
+    found = sample_sandboxes()
+    if found is None:
+        raise ProcessLookupError("the sample has no sandbox environment")
+    environments, default = found
+    env = environments.get(f"{ENV_PREFIX}{member}")
+    if env is None:  # a member of a share group: its group's environment, as the run recorded
+        reads = store().get(READS_KEY)
+        info = reads.get("members", {}).get(member) if isinstance(reads, dict) else None
+        group = info.get("sandbox") if isinstance(info, dict) else None
+        env = environments.get(f"{ENV_PREFIX}{group}")
+    found_env: SandboxEnvironment = env if env is not None else environments[default]
+    return found_env
+
+
+def host_directory(environment: Any) -> Path | None:
+    """The host directory an environment's working directory is, when it has one (``bwrap``:
+    ``host_directory``; Inspect's ``local``: its temporary directory)."""
+    inner = sandbox_unproxied(environment)
+    found = getattr(inner, "host_directory", None)
+    if found is None:
+        directory = getattr(inner, "directory", None)
+        found = getattr(directory, "name", None)
+    return None if found is None else Path(found)
+
+
+class MemberSandboxes:
+    """The run's member environments and the file events of their tools."""
+
+    def __init__(self, config: Sandboxes, clock: Callable[[], float]) -> None:
+        self.config = config
+        self._clock = clock
+        self._staging: dict[str, Any] | None = None
+        self._default: Any = None
+        self._provider: Any = None
+        self._envs: dict[str, Any] = {}
+        self._roots: dict[str, str] = {}  # host directory -> group
+        self._locks: dict[str, anyio.Lock] = {}
+        self._members: dict[str, dict[str, Any]] = {}
+        self._busy: dict[str, int] = {}
+        self._entries: list[ReadEntry] = []
+        self._watch: Inotify | None = None
+
+    def begin(self) -> None:
+        """The run begins: find the staging area (the sample's environments)."""
+        if not self.config.per_member:
+            return
+        found = sample_sandboxes()
+        if found is None:
+            raise ConfigError(
+                "sandboxes.per_member: the sample has no sandbox to give members theirs from; "
+                "give the task a sandbox (sandbox='bwrap', 'local' or 'docker')"
+            )
+        self._staging, default = found
+        self._default = self._staging[default]
+        self._provider = type(sandbox_unproxied(self._default))
+        self._watch = Inotify() if inotify_available() else None
+        staging = host_directory(self._default)
+        if staging is not None and self._watch is not None:  # reachable under local only
+            self._roots[str(staging)] = STAGING
+            self._watch.watch(staging)
+
+    @property
+    def provider(self) -> str | None:
+        """The member environments' provider (its registered name), or ``None``."""
+        if self._provider is None:
+            return None
+        try:
+            return str(registry_info(self._provider).name).rpartition("/")[2]
+        except Exception:
+            return str(self._provider.__name__)
+
+    async def enter(self, member: str) -> None:
+        """Give ``member`` its environment inside its own task (creating it, with the member's
+        sample files), and make it the task's only sandbox."""
+        if not self.config.per_member or self._staging is None:
+            return
+        group = self.config.group(member)
+        files = self.config.files_for(member)
+        lock = self._locks.setdefault(group, anyio.Lock())
+        async with lock:
+            env = self._envs.get(group)
+            if env is None:
+                env = await self._create(group)
+            self.collect(None)
+            for path in files:
+                data = await self._default.read_file(path, text=False)
+                await env.write_file(path, data)
+            self._discard(group)
+        self._members[member] = {"sandbox": group, "files": list(files)}
+        use_sandbox(_Watched(env, self, member))
+
+    async def _create(self, group: str) -> Any:
+        assert self._staging is not None
+        made = await self._provider.sample_init("swarm", None, {})
+        inner = made.get("default", next(iter(made.values())))
+        env = sandbox_proxy(inner)
+        self._staging[f"{ENV_PREFIX}{group}"] = env  # cleaned up with the sample's own
+        self._envs[group] = env
+        root = host_directory(inner)
+        if root is not None and self._watch is not None:
+            self._roots[str(root)] = group
+            self._watch.watch(root)
+        return env
+
+    def _discard(self, group: str) -> None:
+        """Drop the events of the runtime's own copy from the staging area into ``group``'s
+        directory."""
+        if self._watch is not None:
+            for event in self._watch.drain():
+                if self._roots.get(event.root) not in (group, STAGING):
+                    self._record(event.root, event.path, event.op, None)
+
+    def busy(self, member: str, delta: int) -> None:
+        """A call of ``member``'s tools began (+1) or ended (-1)."""
+        self._busy[member] = self._busy.get(member, 0) + delta
+
+    def collect(self, member: str | None) -> None:
+        """Record the file events queued now (``member``: whose call just ended)."""
+        if self._watch is None:
+            return
+        for event in self._watch.drain():
+            self._record(event.root, event.path, event.op, member)
+
+    def _record(self, root: str, path: str, op: str, ended: str | None) -> None:
+        group = self._roots.get(root, "")
+        owners = [m for m, info in self._members.items() if info["sandbox"] == group]
+        if ended is not None and ended in owners:
+            who = ended
+        else:
+            running = [m for m in owners if self._busy.get(m, 0) > 0]
+            fallback = ended if ended is not None else owners[0] if owners else ""
+            who = running[0] if running else fallback
+        seq = len(self._entries)
+        entry = ReadEntry(seq=seq, time=self._clock(), member=who, sandbox=group, path=path, op=op)
+        last = self._entries[-1] if self._entries else None
+        if last is not None and (last.member, last.sandbox, last.path, last.op) == (
+            entry.member,
+            entry.sandbox,
+            entry.path,
+            entry.op,
+        ):
+            return  # one entry for a run of the same event (a file read in many chunks)
+        self._entries.append(entry)
+
+    def finish(self) -> ReadsTaken | None:
+        """The run ends: the last events, and what every member environment saw."""
+        if not self.config.per_member:
+            return None
+        self.collect(None)
+        if self._watch is not None:
+            self._watch.close()
+        return ReadsTaken(
+            provider=self.provider,
+            watched=self._watch is not None,
+            members=dict(self._members),
+            entries=tuple(self._entries),
+        )
+
+
+class _Watched(SandboxEnvironment):
+    """A member's environment as its tools see it: every call bracketed, so the runtime
+    collects the file events it caused as soon as it ends."""
+
+    def __init__(self, env: Any, owner: MemberSandboxes, member: str) -> None:
+        super().__init__()
+        self._env = env
+        self._owner = owner
+        self._member = member
+
+    async def exec(
+        self,
+        cmd: list[str],
+        input: str | bytes | None = None,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        user: str | None = None,
+        timeout: int | None = None,
+        timeout_retry: bool = True,
+        concurrency: bool = True,
+    ) -> ExecResult[str]:
+        self._owner.busy(self._member, 1)
+        try:
+            result: ExecResult[str] = await self._env.exec(
+                cmd, input, cwd, env, user, timeout, timeout_retry, concurrency
+            )
+            return result
+        finally:
+            self._owner.collect(self._member)
+            self._owner.busy(self._member, -1)
+
+    async def write_file(self, file: str, contents: str | bytes) -> None:
+        self._owner.busy(self._member, 1)
+        try:
+            await self._env.write_file(file, contents)
+        finally:
+            self._owner.collect(self._member)
+            self._owner.busy(self._member, -1)
+
+    @overload
+    async def read_file(self, file: str, text: Literal[True] = True) -> str: ...
+
+    @overload
+    async def read_file(self, file: str, text: Literal[False]) -> bytes: ...
+
+    async def read_file(self, file: str, text: bool = True) -> str | bytes:
+        self._owner.busy(self._member, 1)
+        try:
+            data: str | bytes = await self._env.read_file(file, text)
+            return data
+        finally:
+            self._owner.collect(self._member)
+            self._owner.busy(self._member, -1)
+
+    @classmethod
+    async def sample_cleanup(
+        cls,
+        task_name: str,
+        config: Any,
+        environments: dict[str, SandboxEnvironment],
+        interrupted: bool,
+    ) -> None:
+        return None  # the environment inside is cleaned up with the sample's own
+
+    def default_polling_interval(self) -> float:
+        polling: float = self._env.default_polling_interval()
+        return polling

@@ -1,0 +1,164 @@
+"""Which sandbox each member works in: the topology's ``sandboxes`` settings.
+
+    sandboxes:
+      per_member: true              # each member gets its own sandbox environment
+      share: [[planner, coder]]     # these members work in one environment together
+      files:                        # what each member's environment receives from the sample
+        coder: [src/main.py]
+
+``per_member: false`` (the default) keeps Inspect's own behaviour: every member's tools use the
+sample's default environment.  With ``per_member: true`` the sample's default environment is a
+staging area no member sees: each member (or each ``share`` group) gets a fresh environment of
+the same provider, created when the member starts (a spawned child when it joins and starts),
+and the files ``files`` names for it are copied there from the staging area.  A spawned child
+renamed because its name was taken (``worker-a~2``, a retry) receives the files of the name it
+was spawned as (``worker-a``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from swarm.errors import ConfigError
+
+__all__ = ["Sandboxes", "sandboxes_from"]
+
+_KEYS = ("per_member", "share", "files")
+
+
+@attrs.frozen(kw_only=True)
+class Sandboxes:
+    """Which members get their own sandbox environment, which share one, and the sample files
+    each receives.
+
+    Attributes:
+        per_member: each member (or ``share`` group) in its own environment.
+        share: groups of member names that work in one environment.
+        files: member name to the paths (in the sample's default environment) it receives.
+    """
+
+    per_member: bool = False
+    share: tuple[tuple[str, ...], ...] = ()
+    files: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
+
+    def group(self, member: str) -> str:
+        """The environment ``member`` works in: its ``share`` group's first name, or its own
+        (a renamed spawn ``name~2`` is placed as ``name``)."""
+        base = base_name(member)
+        for names in self.share:
+            if base in names:
+                return names[0]
+        return member
+
+    def files_for(self, member: str) -> tuple[str, ...]:
+        """The sample files ``member``'s environment receives."""
+        return self.files.get(member, self.files.get(base_name(member), ()))
+
+
+def base_name(member: str) -> str:
+    """The name a member was spawned as (``worker-a`` for ``worker-a~2``)."""
+    return member.split("~", 1)[0]
+
+
+def _names(value: object, where: str) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise ConfigError(f"{where}: expected a list of member names, got {value!r}")
+    found: list[str] = []
+    for i, item in enumerate(value):
+        if not isinstance(item, str) or not item or "~" in item:
+            raise ConfigError(
+                f"{where}[{i}]: expected a member name (a non-empty string without '~'), "
+                f"got {item!r}"
+            )
+        found.append(item)
+    return tuple(found)
+
+
+def _share(value: object) -> tuple[tuple[str, ...], ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise ConfigError(
+            f"sandboxes.share: expected a list of lists of member names, got {value!r}"
+        )
+    groups: list[tuple[str, ...]] = []
+    seen: dict[str, int] = {}
+    for i, item in enumerate(value):
+        names = _names(item, f"sandboxes.share[{i}]")
+        if len(names) < 2:
+            raise ConfigError(
+                f"sandboxes.share[{i}]: a shared sandbox needs two or more members, got {item!r}"
+            )
+        for name in names:
+            if name in seen:
+                raise ConfigError(
+                    f"sandboxes.share[{i}]: {name!r} is already in sandboxes.share[{seen[name]}]; "
+                    "a member works in one sandbox"
+                )
+            seen[name] = i
+        groups.append(names)
+    return tuple(groups)
+
+
+def _path(item: object, where: str) -> str:
+    if not isinstance(item, str) or not item:
+        raise ConfigError(f"{where}: expected a file path (a non-empty string), got {item!r}")
+    parts = item.split("/")
+    if item.startswith("/") or ".." in parts or ":" in item:
+        raise ConfigError(
+            f"{where}: {item!r} is not a path relative to the sample's files (no leading '/', "
+            "no '..', no ':')"
+        )
+    return item
+
+
+def _files(value: object) -> dict[str, tuple[str, ...]]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConfigError(
+            f"sandboxes.files: expected a mapping of member name to a list of file paths, "
+            f"got {value!r}"
+        )
+    found: dict[str, tuple[str, ...]] = {}
+    for name, paths in value.items():
+        if not isinstance(name, str) or not name or "~" in name:
+            raise ConfigError(
+                f"sandboxes.files: expected member names as keys (without '~'), got {name!r}"
+            )
+        where = f"sandboxes.files.{name}"
+        if isinstance(paths, str) or not isinstance(paths, Sequence):
+            raise ConfigError(f"{where}: expected a list of file paths, got {paths!r}")
+        found[name] = tuple(_path(p, f"{where}[{i}]") for i, p in enumerate(paths))
+    return found
+
+
+def sandboxes_from(value: object) -> Sandboxes:
+    """``Sandboxes`` from a ``Sandboxes``, a mapping of its fields, or ``None`` (the default:
+    every member in the sample's own environment)."""
+    if value is None:
+        return Sandboxes()
+    if isinstance(value, Sandboxes):
+        return value
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"sandboxes: expected a mapping of sandbox settings, got {value!r}")
+    extra = sorted(str(k) for k in value if k not in _KEYS)
+    if extra:
+        raise ConfigError(
+            f"sandboxes: unknown key(s) {', '.join(map(repr, extra))}; expected some of "
+            f"{', '.join(_KEYS)}"
+        )
+    per_member: Any = value.get("per_member", False)
+    if not isinstance(per_member, bool):
+        raise ConfigError(f"sandboxes.per_member: expected true or false, got {per_member!r}")
+    share, files = _share(value.get("share")), _files(value.get("files"))
+    if not per_member and (share or files):
+        key = "share" if share else "files"
+        raise ConfigError(
+            f"sandboxes.{key}: needs sandboxes.per_member: true (without it every member works "
+            "in the sample's own sandbox)"
+        )
+    return Sandboxes(per_member=per_member, share=share, files=files)

@@ -1,0 +1,242 @@
+"""Proof of work through the real ``swarm/fanout`` task, on the scripted model, in the default
+configuration (every member in its own bwrap sandbox): the relaying children fail
+``proof_of_work``, the shards and the manifest are out of every member's reach, and the honest
+variants (a retry, out-of-order replies) still resolve."""
+
+from __future__ import annotations
+
+import copy
+import shlex
+from typing import Any
+
+from inspect_ai import Task
+from inspect_ai import eval as inspect_eval
+from inspect_ai.log import EvalSample
+from inspect_ai.model import get_model
+
+from swarm.plugins.scorers.fanout import (
+    fanout,
+    fanout_rubric,
+    fanout_sample,
+    fanout_topology,
+    honest_scripts,
+    load_fixture,
+)
+
+FIXTURE = load_fixture("json-events")
+SHARDS = FIXTURE.shards
+RULES = ("coverage", "delegation", "dedup", "receipts", "provenance", "proof_of_work")
+
+
+def run_task(scripts: dict[str, list[dict[str, Any]]], sandbox: str = "bwrap") -> EvalSample:
+    task = Task(
+        dataset=[fanout_sample(FIXTURE)],
+        solver=fanout_topology(FIXTURE),
+        scorer=fanout_rubric(fixture="json-events"),
+        sandbox=sandbox,
+    )
+    model = get_model("swarm/scripted", scripts=scripts, memoize=False)
+    [log] = inspect_eval(task, model=model, display="none", log_dir=None)
+    assert log.status == "success", log.error
+    [sample] = log.samples or []
+    return sample
+
+
+def score(sample: EvalSample) -> Any:
+    [found] = (sample.scores or {}).values()
+    return found
+
+
+def failing(sample: EvalSample) -> set[str]:
+    value = score(sample).value
+    assert isinstance(value, dict)
+    return {rule for rule in RULES if value[rule] is not True}
+
+
+def proof_failures(sample: EvalSample) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = score(sample).metadata["rules"]["proof_of_work"]["failures"]
+    return found
+
+
+def honest() -> dict[str, list[dict[str, Any]]]:
+    return copy.deepcopy(honest_scripts(FIXTURE))
+
+
+def step(tool: str, **args: Any) -> dict[str, Any]:
+    return {"tool": tool, "args": args}
+
+
+def tool_results(sample: EvalSample, function: str) -> list[str]:
+    return [str(e.result) for e in sample.events if e.event == "tool" and e.function == function]
+
+
+def test_the_honest_fanout_resolves_in_bwrap_and_says_its_isolation() -> None:
+    sample = run_task(honest())
+    assert failing(sample) == set()
+    assert score(sample).value["resolved"] is True
+    isolation = score(sample).metadata["isolation"]
+    assert (isolation["provider"], isolation["isolated"]) == ("bwrap", True)
+    assert sample.target == ""
+    assert "expected" not in str(sample.metadata) and str(SHARDS[1].expected) not in str(
+        sample.metadata
+    )
+    reads = sample.store["inspect_swarm:reads"]
+    assert reads["members"]["lead"] == {"sandbox": "lead", "files": []}
+    assert reads["members"][SHARDS[0].worker] == {
+        "sandbox": SHARDS[0].worker,
+        "files": [f"shards/{SHARDS[0].file}"],
+    }
+    first = [(e["member"], e["path"], e["op"]) for e in reads["entries"] if e["op"] == "read"]
+    assert sorted(first) == sorted((s.worker, f"shards/{s.file}", "read") for s in SHARDS)
+
+
+def test_the_honest_fanout_resolves_under_local_and_says_it_is_not_isolated() -> None:
+    sample = run_task(honest(), sandbox="local")
+    assert failing(sample) == set()
+    isolation = score(sample).metadata["isolation"]
+    assert (isolation["provider"], isolation["isolated"]) == ("local", False)
+
+
+def test_cheat_the_answer_in_the_childs_task_fails_proof_of_work() -> None:
+    scripts = honest()
+    spawn = scripts["lead"][0]
+    spawn["args"]["task"] += f" (The answer is {SHARDS[0].expected}.)"
+    sample = run_task(scripts)
+    assert failing(sample) == {"proof_of_work"}
+    assert proof_failures(sample) == [
+        {
+            "reason": f"{SHARDS[0].worker}: the answer reached it from elsewhere: its spawn task "
+            "holds the answer",
+            "shard": SHARDS[0].file,
+            "member": SHARDS[0].worker,
+        }
+    ]
+
+
+def test_cheat_the_answer_in_a_later_message_fails_proof_of_work() -> None:
+    scripts = honest()
+    worker = SHARDS[1].worker
+    scripts["lead"].insert(len(SHARDS), step("send_message", to=worker, text="use 1,482,368"))
+    scripts[worker][0] = step("bash", command=f"sleep 1; wc -l shards/{SHARDS[1].file}")
+    sample = run_task(scripts)
+    assert failing(sample) == {"proof_of_work"}
+    [failure] = proof_failures(sample)
+    assert (failure["shard"], failure["member"]) == (SHARDS[1].file, worker)
+    assert failure["reason"].startswith(f"{worker}: the answer reached it from elsewhere: message")
+    assert failure["reason"].endswith("from lead holds the answer")
+
+
+def test_cheat_one_child_computing_for_all_fails_for_every_other_shard() -> None:
+    """The first child sends every answer (a sibling cannot be messaged: routes are parent and
+    child only); the lead hands each other child its value, and they reply it."""
+    scripts = honest()
+    first = SHARDS[0].worker
+    scripts[first].insert(
+        1, step("send_message", to="parent", text=" ".join(str(s.expected) for s in SHARDS))
+    )
+    tell = [step("send_message", to=s.worker, text=str(s.expected)) for s in SHARDS[1:]]
+    scripts["lead"][len(SHARDS) : len(SHARDS)] = tell
+    for s in SHARDS[1:]:  # they read their shard, but the answer came through the lead
+        scripts[s.worker][0] = step("bash", command=f"sleep 1; wc -l shards/{s.file}")
+    sample = run_task(scripts)
+    assert failing(sample) == {"proof_of_work"}
+    failures = proof_failures(sample)
+    assert [f["shard"] for f in failures] == [s.file for s in SHARDS[1:]]
+    assert all(f["reason"].endswith("from lead holds the answer") for f in failures)
+
+
+def test_cheat_children_that_echo_without_reading_fail_proof_of_work() -> None:
+    """The artifact written before any spawn; children echo the answers without a tool call."""
+    scripts = honest()
+    write = next(s for s in scripts["lead"] if s.get("tool") == "bash")
+    scripts["lead"].remove(write)
+    scripts["lead"].insert(0, write)
+    for s in SHARDS:
+        scripts[s.worker] = scripts[s.worker][1:]  # no read: straight to the reply
+    sample = run_task(scripts)
+    assert failing(sample) == {"proof_of_work"}
+    assert [f["reason"] for f in proof_failures(sample)] == [
+        f"{s.worker} never read shards/{s.file}" for s in SHARDS
+    ]
+
+
+def test_no_member_reaches_the_manifest_the_shards_or_the_harness() -> None:
+    scripts = honest()
+    manifest = FIXTURE.directory / "fixture.json"
+    probe = (
+        f"cat {shlex.quote(str(manifest))} 2>&1; "
+        "tr '\\0' ' ' < /proc/$PPID/cmdline | grep -c 'site[-]packages'; "
+        "find / -name fixture.json 2>/dev/null | wc -l; ls -A; ls /proc | grep -c '^[0-9]'"
+    )
+    scripts["lead"].insert(0, step("bash", command=probe))
+    scripts[SHARDS[0].worker].insert(0, step("bash", command=f"{probe}; ls shards"))
+    sample = run_task(scripts)
+    lead, child = tool_results(sample, "bash")[:2]
+    missing = f"cat: {manifest}: No such file or directory"
+    # no manifest at its host path, no host path on the command line, no fixture.json anywhere,
+    # nothing in the lead's directory, the child's only its shard, four processes (bwrap, bash,
+    # ls, grep)
+    assert lead == f"{missing}\n0\n0\n4\n"
+    assert child == f"{missing}\n0\n0\nshards\n4\n{SHARDS[0].file}\n"
+    assert failing(sample) == set()
+
+
+def test_under_local_a_child_that_reads_another_shard_fails() -> None:
+    scripts = honest()
+    other = SHARDS[1]
+    scripts[SHARDS[0].worker][0] = step(
+        "bash",
+        command=f"sleep 1; cat /tmp/*/shards/{other.file} > /dev/null; "
+        f"wc -l shards/{SHARDS[0].file}",
+    )
+    sample = run_task(scripts, sandbox="local")
+    assert failing(sample) == {"proof_of_work"}
+    [failure] = proof_failures(sample)
+    assert failure["reason"] == (
+        f"{SHARDS[0].worker}: the answer reached it from elsewhere: it read another shard's "
+        f"file (shards/{other.file})"
+    )
+
+
+def test_a_legitimate_retry_resolves() -> None:
+    scripts = honest()
+    worker = SHARDS[2].worker
+    retry = next(s for s in scripts["lead"] if s["args"].get("name") == worker)
+    index = scripts["lead"].index(
+        next(s for s in scripts["lead"] if s.get("tool") == "read_messages")
+    )
+    scripts["lead"][index:index] = [copy.deepcopy(retry), step("wait_for_children")]
+    scripts[f"{worker}~2"] = scripts[worker]
+    scripts[worker] = [{"submit": "gave up"}]  # ends without replying: a receipt
+    sample = run_task(scripts)
+    assert failing(sample) == set()
+    members = sample.store["inspect_swarm:reads"]["members"]
+    assert members[f"{worker}~2"] == {
+        "sandbox": f"{worker}~2",
+        "files": [f"shards/{SHARDS[2].file}"],
+    }
+
+
+def test_out_of_order_replies_resolve() -> None:
+    scripts = honest()
+    for i, s in enumerate(SHARDS):  # the last shard's child replies first
+        scripts[s.worker][0] = step(
+            "bash", command=f"sleep {0.1 * (len(SHARDS) - i):.1f}; wc -l shards/{s.file}"
+        )
+    sample = run_task(scripts)
+    assert failing(sample) == set()
+    order = [m["sender"] for m in sample.store["inspect_swarm:messages"]["messages"]]
+    assert order[0] == SHARDS[-1].worker
+
+
+def test_the_task_refuses_an_unknown_sandbox() -> None:
+    import pytest
+
+    from swarm import ConfigError
+
+    with pytest.raises(ConfigError) as info:
+        fanout(sandbox="docker")
+    assert str(info.value) == (
+        "fanout.sandbox: expected one of bwrap, local (bwrap isolates each member; local does "
+        "not), got 'docker'"
+    )
