@@ -240,3 +240,14 @@ def test_the_task_refuses_an_unknown_sandbox() -> None:
         "fanout.sandbox: expected one of bwrap, local (bwrap isolates each member; local does "
         "not), got 'docker'"
     )
+
+
+def test_a_leak_is_any_run_of_digits_but_the_shards_names_and_questions() -> None:
+    from swarm.plugins.scorers.fanout._proof import integers
+
+    question = SHARDS[2].question
+    text = f"shards/{SHARDS[2].file}: {question} hint x1,482,368 and v7; 12\u00a0345 then 3.5"
+    # the file name's 03 and any number in the question are taken out; digits inside words
+    # count, thousands separators (a comma, a no-break space) are joined, a decimal gives both
+    assert integers(text, FIXTURE) == {1482368, 7, 12345, 3, 5}
+    assert 3 in integers(f"shards/{SHARDS[2].file}")  # without the fixture the name gives 03

@@ -181,6 +181,7 @@ UNSCORABLE = {
     "dedup": False,
     "receipts": False,
     "provenance": False,
+    "proof_of_work": False,
     "resolved": False,
 }
 
@@ -376,12 +377,14 @@ def test_a_fixture_rewritten_after_the_run_is_refused(
         "rescore_fixture=true",
     )
     assert done.returncode == 0, done.stderr
+    # proof of work is judged on the corrected answer too: no child replied it
     assert values(read_eval_log(str(out)))["honest"] == {
         "coverage": False,
         "delegation": True,
         "dedup": True,
         "receipts": True,
         "provenance": True,
+        "proof_of_work": False,
         "resolved": False,
     }
 

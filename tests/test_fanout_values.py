@@ -74,6 +74,7 @@ def test_honest_replies_with_words_separators_and_corrections_resolve(log_dir: P
         "dedup": True,
         "receipts": True,
         "provenance": True,
+        "proof_of_work": True,
         "resolved": True,
     }
     sourced = metadata["rules"]["provenance"]["details"]["sourced"]
@@ -87,7 +88,11 @@ def test_a_right_number_followed_by_a_wrong_one_and_a_decimal_fail_provenance(
     _replies(scripts, S[0].worker, f"{S[0].expected}, or maybe {S[0].expected + 1}")
     _replies(scripts, S[2].worker, f"{S[2].expected}.5")
     value, metadata = _score(run_task(scripts, log_dir))
-    assert {k for k, v in value.items() if v is not True} == {"provenance", "resolved"}
+    failed = {k for k, v in value.items() if v is not True}
+    assert failed == {"provenance", "proof_of_work", "resolved"}
+    # proof of work: "N, or maybe N+1" replied N+1 and "N.5" no integer: neither replied N
+    proof = metadata["rules"]["proof_of_work"]
+    assert [f["shard"] for f in proof["failures"]] == [S[0].file, S[2].file]
     details = metadata["rules"]["provenance"]["details"]
     assert details["mismatched"] == [
         {

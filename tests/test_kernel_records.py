@@ -102,7 +102,8 @@ def test_the_kernel_seals_every_record_it_wrote(clean: tuple[EvalLog, dict[str, 
     assert seen["same"] is True  # the scorer's state.store is the store the kernel wrote
     assert seen["running"] is True
     written = sorted(k for k in sample.store if is_protected_key(k))
-    assert written == sorted(PROTECTED[:5])  # the artifact is the scorer's, not the run's
+    # the artifact is the scorer's, not the run's; the reads record is the kernel's
+    assert written == sorted([*PROTECTED[:5], "inspect_swarm:reads"])
     assert seen["seal"] == {key: record_digest(sample.store[key]) for key in written}
     # the digest is the SHA-256 of the record's canonical JSON, the same read back from a log
     texts = [m["text"] for m in sample.store["inspect_swarm:messages"]["messages"]]

@@ -7,12 +7,12 @@ kernel reported it), the spawn ledger (each child's task) and the message log.  
 when one child spawned under its worker name (a retry counts):
 
 1. read ``shards/<file>`` (its first ``read`` of the file in the reads record), and after that
-   sent the lead a reply holding the expected answer as a standalone integer (thousands
-   separators allowed: ``59,474`` is 59474; a number inside a word such as ``events-03`` is
-   not one);
-2. was never given that integer: not in its spawn task (the shard's own question text left
-   out, so a number in the question is not a leak), not in any message sent to it before that
-   reply;
+   sent the lead a reply whose integer (read as provenance reads it: its last number) is the
+   expected answer;
+2. was never given that integer: not in its spawn task, not in any message sent to it before
+   that reply.  Here every run of digits counts, inside words too, thousands separators joined
+   (``x1,482,368`` gives 1482368), once the fixture's shard file names and questions are taken
+   out (so ``events-03.jsonl`` does not give 3);
 3. read no other shard's file (under ``local`` a child can reach another's directory; the
    reads record names it).
 
@@ -29,26 +29,39 @@ from swarm import RuleFailure, RuleResult
 
 from ._evidence import Child, Evidence
 from ._fixture import Fixture, Shard
+from ._numbers import reply_integer
 from ._readlog import Reads
 
 __all__ = ["ISOLATION", "integers", "isolation", "proof_of_work"]
 
-_INTEGER = re.compile(r"(?<![\w.,-])(\d{1,3}(?:,\d{3})+|\d+)(?![\w,]|\.\d)")
+_GROUPED = re.compile(r"(?<=[0-9])[,\u00a0\u202f\u2009](?=[0-9]{3}(?![0-9]))")
+_DIGITS = re.compile(r"[0-9]+")
 
 
-def integers(text: str) -> list[int]:
-    """Every standalone integer in ``text`` (thousands separators allowed)."""
-    return [int(m.group(1).replace(",", "")) for m in _INTEGER.finditer(text)]
+def integers(text: str, fixture: Fixture | None = None) -> set[int]:
+    """Every integer ``text`` could give a reader: each run of digits, thousands separators
+    joined (``1,482,368`` is 1482368), digits inside words included (``x16`` holds 16).  The
+    fixture's shard file names and questions are taken out first, so ``events-03.jsonl`` or a
+    number in a question is not a leak."""
+    if fixture is not None:
+        for shard in fixture.shards:
+            text = text.replace(shard.question, " ").replace(shard.file, " ")
+    return {int(run) for run in _DIGITS.findall(_GROUPED.sub("", text))}
 
 
-def _leaks(child: Child, shard: Shard, evidence: Evidence, before: float) -> list[str]:
+def _leaks(
+    child: Child, shard: Shard, fixture: Fixture, evidence: Evidence, before: float
+) -> list[str]:
     """Where the expected answer reached ``child`` other than by its own work."""
     found: list[str] = []
-    task = (child.task or "").replace(shard.question, "")
-    if shard.expected in integers(task):
+    if shard.expected in integers(child.task or "", fixture):
         found.append("its spawn task holds the answer")
     for m in evidence.messages:
-        if m.recipient == child.member and m.time < before and shard.expected in integers(m.text):
+        if (
+            m.recipient == child.member
+            and m.time < before
+            and shard.expected in integers(m.text, fixture)
+        ):
             found.append(f"message {m.seq} from {m.sender} holds the answer")
     return found
 
@@ -69,12 +82,12 @@ def _check_shard(
         replies = [
             m
             for m in evidence.replies(child.member)
-            if m.time > read.time and shard.expected in integers(m.text)
+            if m.time > read.time and reply_integer(m.text) == shard.expected
         ]
         if not replies:
             why.append(f"{child.member} sent no reply with the answer after reading its shard")
             continue
-        leaks = _leaks(child, shard, evidence, replies[0].time)
+        leaks = _leaks(child, shard, fixture, evidence, replies[0].time)
         strays = sorted({e.path for e in reads.entries if e.member == child.member} & others)
         if strays:
             leaks.append(f"it read another shard's file ({', '.join(strays)})")
