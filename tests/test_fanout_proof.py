@@ -251,3 +251,24 @@ def test_a_leak_is_any_run_of_digits_but_the_shards_names_and_questions() -> Non
     # count, thousands separators (a comma, a no-break space) are joined, a decimal gives both
     assert integers(text, FIXTURE) == {1482368, 7, 12345, 3, 5}
     assert 3 in integers(f"shards/{SHARDS[2].file}")  # without the fixture the name gives 03
+
+
+def test_a_lead_that_reads_every_reply_and_ends_while_children_run_resolves() -> None:
+    """The children reply at once and then keep working (a 6 s command); the lead gives them
+    3 s to reply (eight tool calls of a few milliseconds), reads every reply, writes the
+    artifact and submits while they still run.  The default grace (120 s) does not hold the
+    sample: it ends when its last member ends."""
+    scripts = honest()
+    waited = next(s for s in scripts["lead"] if s.get("tool") == "wait_for_children")
+    scripts["lead"][scripts["lead"].index(waited)] = step("bash", command="sleep 3")
+    for s in SHARDS:
+        scripts[s.worker].insert(2, step("bash", command="sleep 6"))
+    sample = run_task(scripts)
+    assert failing(sample) == set()
+    result = sample.store["inspect_swarm:result"]
+    members = {m["name"]: m for m in result["members"]}
+    lead_end = members["lead"]["time"]
+    assert all(members[s.worker]["time"] > lead_end for s in SHARDS)  # they outlived the lead
+    last_end = max(m["time"] for m in members.values())
+    assert sample.store["inspect_swarm:metrics"]["wall_clock"] < last_end + 1.0
+    assert last_end < 60.0  # not the default grace of 120 s
