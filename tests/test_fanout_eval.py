@@ -42,7 +42,12 @@ def test_the_runner_resolves_each_shipped_fixture_with_no_key(fixture: str, tmp_
     assert outcome["efficiency"]["children"]["members"] == 8
     assert outcome["efficiency"]["total"]["members"] == 9
     assert "keyless demonstration" in outcome["model"]
+    assert (outcome["isolation"]["provider"], outcome["isolation"]["isolated"]) == ("bwrap", True)
     assert Path(outcome["log"]).exists()
+
+
+LOCAL_RUN = (str(BIN / "swarm"), "fanout", "--fixture", "csv-metrics", "--sandbox", "local")
+"""The keyless run with no isolation (its log directory follows)."""
 
 
 def test_the_command_prints_json_and_exits_by_resolution(tmp_path: Path) -> None:
@@ -55,6 +60,17 @@ def test_the_command_prints_json_and_exits_by_resolution(tmp_path: Path) -> None
     assert done.returncode == 0, done.stderr[-2000:]
     outcome = json.loads(done.stdout[done.stdout.index("{") :])
     assert (outcome["fixture"], outcome["resolved"]) == ("csv-metrics", True)
+    assert outcome["isolation"]["provider"] == "bwrap"
+    local = subprocess.run(
+        [*LOCAL_RUN, "--log-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert local.returncode == 0, local.stderr[-2000:]
+    outcome = json.loads(local.stdout[local.stdout.index("{") :])
+    assert outcome["resolved"] is True  # it resolves, and says it was not isolated
+    assert (outcome["isolation"]["provider"], outcome["isolation"]["isolated"]) == ("local", False)
     bad = subprocess.run(
         [str(BIN / "swarm"), "fanout", "--fixture", "no-such-fixture"],
         capture_output=True,

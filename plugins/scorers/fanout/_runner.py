@@ -24,9 +24,14 @@ __all__ = ["fanout_command", "run_fanout"]
 
 
 def run_fanout(
-    fixture: str, model: str | None, timeout: int | None, log_dir: str
+    fixture: str,
+    model: str | None,
+    timeout: int | None,
+    log_dir: str,
+    sandbox: str = "bwrap",
 ) -> dict[str, Any]:
-    """Run the eval once; the outcome the command prints."""
+    """Run the eval once; the outcome the command prints.  ``sandbox`` is the task's provider:
+    ``bwrap`` (a sandbox of its own per member, isolated) or ``local`` (not isolated)."""
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import get_model
 
@@ -37,7 +42,7 @@ def run_fanout(
     if model is None:
         chosen = get_model("swarm/scripted", scripts=honest_scripts(loaded), memoize=False)
     [log] = inspect_eval(
-        fanout(fixture=fixture),
+        fanout(fixture=fixture, sandbox=sandbox),
         model=chosen,
         log_dir=log_dir,
         display="none",
@@ -65,6 +70,7 @@ def run_fanout(
         rule: found.get("failures", []) for rule, found in (metadata.get("rules") or {}).items()
     }
     outcome["efficiency"] = metadata.get("efficiency")
+    outcome["isolation"] = metadata.get("isolation")
     outcome["timed_out"] = sample.limit is not None and sample.limit.type == "time"
     if sample.error is not None:
         outcome["error"] = sample.error.message
@@ -76,19 +82,30 @@ def run_fanout(
 @click.option("--model", default=None, help="An Inspect model [default: the keyless demo].")
 @click.option("--timeout", type=int, default=1800, show_default=True, help="Seconds for the run.")
 @click.option("--log-dir", default="logs", show_default=True, help="Where the log goes.")
-def fanout_command(fixture: str, model: str | None, timeout: int, log_dir: str) -> None:
+@click.option(
+    "--sandbox",
+    type=click.Choice(["bwrap", "local"]),
+    default="bwrap",
+    show_default=True,
+    help="bwrap: a sandbox of its own per member (Linux); local: not isolated.",
+)
+def fanout_command(
+    fixture: str, model: str | None, timeout: int, log_dir: str, sandbox: str
+) -> None:
     """Run the fan-out eval on one fixture; print the scored outcome as JSON.
 
-    Exits 0 only when the run is resolved (coverage, delegation, dedup, receipts and
-    provenance all hold).  Without --model it runs the keyless scripted demonstration.
+    Exits 0 only when the run is resolved (coverage, delegation, dedup, receipts,
+    provenance and proof_of_work all hold).  Without --model it runs the keyless scripted
+    demonstration.  Under --sandbox local nothing is isolated: the score says so.
 
     \b
     Examples:
       swarm fanout --fixture json-events
       swarm fanout --fixture path/to/fixture --model openai/gpt-4o --timeout 1800
+      swarm fanout --fixture json-events --sandbox local
     """
     try:
-        outcome = run_fanout(fixture, model, timeout, log_dir)
+        outcome = run_fanout(fixture, model, timeout, log_dir, sandbox)
     except ConfigError as ex:
         raise click.ClickException(str(ex)) from None
     click.echo(json.dumps(outcome, indent=2, default=str))
