@@ -13,6 +13,18 @@ from hypothesis import settings
 os.environ.setdefault("INSPECT_DISPLAY", "none")
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _inspect_logs_in_a_temp_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """An eval given no ``log_dir`` logs under a temp dir, never ``./logs`` of the checkout."""
+    before = os.environ.get("INSPECT_LOG_DIR")
+    os.environ["INSPECT_LOG_DIR"] = str(tmp_path_factory.mktemp("inspect-logs"))
+    yield
+    if before is None:
+        os.environ.pop("INSPECT_LOG_DIR", None)
+    else:
+        os.environ["INSPECT_LOG_DIR"] = before
+
+
 @pytest.fixture
 def log_dir(tmp_path: Path) -> Path:
     path = tmp_path / "logs"
