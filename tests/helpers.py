@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 from inspect_ai.agent import Agent, agent, react
 from inspect_ai.log import EvalSample
 from inspect_ai.model import GenerateConfig, ModelAPI
 from inspect_ai.tool import Tool, tool
+from inspect_ai.util import sandboxenv
+
+from swarm._faces.bwrap import BwrapSandboxEnvironment
 
 
 @tool
@@ -190,3 +194,13 @@ def notice_messages(sample: EvalSample) -> list[Any]:
         for m in e.input
         if isinstance(m, ChatMessageUser) and m.text.startswith("[Swarm notice]")
     ]
+
+
+@sandboxenv(name="slow-copy-bwrap")
+class SlowCopyBwrap(BwrapSandboxEnvironment):
+    """``bwrap`` whose file writes take 0.3 s: the runtime's copy of a member's files from the
+    staging area spans the calls other members make meanwhile."""
+
+    async def write_file(self, file: str, contents: str | bytes) -> None:
+        await anyio.sleep(0.3)
+        await super().write_file(file, contents)

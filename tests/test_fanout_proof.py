@@ -218,15 +218,16 @@ def test_a_legitimate_retry_resolves() -> None:
 
 
 def test_out_of_order_replies_resolve() -> None:
+    """The first child spawned works 3 s before it replies; the other seven reply at once
+    (eight spawns and tool calls of a few milliseconds each), so its reply comes last."""
     scripts = honest()
-    for i, s in enumerate(SHARDS):  # the last shard's child replies first
-        scripts[s.worker][0] = step(
-            "bash", command=f"sleep {0.1 * (len(SHARDS) - i):.1f}; wc -l shards/{s.file}"
-        )
+    first = SHARDS[0]
+    scripts[first.worker][0] = step("bash", command=f"sleep 3; wc -l shards/{first.file}")
     sample = run_task(scripts)
     assert failing(sample) == set()
     order = [m["sender"] for m in sample.store["inspect_swarm:messages"]["messages"]]
-    assert order[0] == SHARDS[-1].worker
+    assert order[-1] == first.worker
+    assert sorted(order) == sorted(s.worker for s in SHARDS)
 
 
 def test_the_task_refuses_an_unknown_sandbox() -> None:
@@ -272,3 +273,19 @@ def test_a_lead_that_reads_every_reply_and_ends_while_children_run_resolves() ->
     last_end = max(m["time"] for m in members.values())
     assert sample.store["inspect_swarm:metrics"]["wall_clock"] < last_end + 1.0
     assert last_end < 60.0  # not the default grace of 120 s
+
+
+def test_the_runtimes_copy_of_a_childs_shard_is_not_another_childs_read() -> None:
+    """With file writes that take 0.3 s, the runtime's copy of each later child's shard from
+    the staging area spans the calls of the children already running; the copy's read of the
+    staging file is no child's read (charged to the child whose call had just ended, it failed
+    an honest run for reading another shard's file)."""
+    from helpers import SlowCopyBwrap
+
+    assert SlowCopyBwrap.__name__  # importing it registers slow-copy-bwrap with Inspect
+    sample = run_task(honest(), sandbox="slow-copy-bwrap")
+    assert failing(sample) == set()
+    entries = sample.store["inspect_swarm:reads"]["entries"]
+    assert {(e["member"], e["path"]) for e in entries if e["op"] == "read"} == {
+        (s.worker, f"shards/{s.file}") for s in SHARDS
+    }

@@ -140,8 +140,10 @@ class MemberSandboxes:
             if env is None:
                 env = await self._create(group)
             self.collect(None)
+            staging = sandbox_unproxied(self._default)
             for path in files:
-                data = await self._default.read_file(path, text=False)
+                data = await staging.read_file(path, text=False)
+                self._drop_own_read(path)  # no await since the read: its events are queued
                 await env.write_file(path, data)
             self._discard(group)
         self._members[member] = {"sandbox": group, "files": list(files)}
@@ -159,6 +161,15 @@ class MemberSandboxes:
             self._roots[str(root)] = group
             self._watch.watch(root)
         return env
+
+    def _drop_own_read(self, path: str) -> None:
+        """Drop the events of the runtime's own read of ``path`` in the staging area (and
+        record the others queued with them), before any other task can collect them."""
+        if self._watch is not None:
+            for event in self._watch.drain():
+                own = self._roots.get(event.root) == STAGING and event.path == path
+                if not own:
+                    self._record(event.root, event.path, event.op, None)
 
     def _discard(self, group: str) -> None:
         """Drop the events of the runtime's own copy from the staging area into ``group``'s
