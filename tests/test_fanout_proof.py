@@ -117,7 +117,7 @@ def test_cheat_the_answer_in_a_later_message_fails_proof_of_work() -> None:
     scripts = honest()
     worker = SHARDS[1].worker
     scripts["lead"].insert(len(SHARDS), step("send_message", to=worker, text="use 1,482,368"))
-    scripts[worker][0] = step("bash", command=f"sleep 1; wc -l shards/{SHARDS[1].file}")
+    scripts[worker][0] = step("bash", command=f"sleep 2; wc -l shards/{SHARDS[1].file}")
     sample = run_task(scripts)
     assert failing(sample) == {"proof_of_work"}
     [failure] = proof_failures(sample)
@@ -137,7 +137,7 @@ def test_cheat_one_child_computing_for_all_fails_for_every_other_shard() -> None
     tell = [step("send_message", to=s.worker, text=str(s.expected)) for s in SHARDS[1:]]
     scripts["lead"][len(SHARDS) : len(SHARDS)] = tell
     for s in SHARDS[1:]:  # they read their shard, but the answer came through the lead
-        scripts[s.worker][0] = step("bash", command=f"sleep 1; wc -l shards/{s.file}")
+        scripts[s.worker][0] = step("bash", command=f"sleep 2; wc -l shards/{s.file}")
     sample = run_task(scripts)
     assert failing(sample) == {"proof_of_work"}
     failures = proof_failures(sample)
@@ -186,7 +186,7 @@ def test_under_local_a_child_that_reads_another_shard_fails() -> None:
     other = SHARDS[1]
     scripts[SHARDS[0].worker][0] = step(
         "bash",
-        command=f"sleep 1; cat /tmp/*/shards/{other.file} > /dev/null; "
+        command=f"sleep 2; cat /tmp/*/shards/{other.file} > /dev/null; "
         f"wc -l shards/{SHARDS[0].file}",
     )
     sample = run_task(scripts, sandbox="local")

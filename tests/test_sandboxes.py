@@ -225,7 +225,7 @@ def test_each_member_has_its_own_files_and_its_reads_are_recorded() -> None:
 def test_members_in_a_share_group_work_in_one_environment() -> None:
     scripts = {
         "a": [call("bash", command="echo from-a > note.txt; ls"), reply("a done")],
-        "b": [call("bash", command="sleep 1; cat note.txt; ls shards"), reply("b done")],
+        "b": [call("bash", command="sleep 2; cat note.txt; ls shards"), reply("b done")],
     }
     sandboxes = {"per_member": True, "share": [["a", "b"]], "files": {"b": ["shards/b.txt"]}}
     sample = run(scripts, sandboxes)
@@ -253,7 +253,7 @@ def test_under_local_a_read_of_another_members_file_is_recorded_as_the_readers()
     as b's (a's own commands are not running then, so the event can only be b's)."""
     scripts = {
         "a": [call("bash", command="ls"), reply("a")],
-        "b": [call("bash", command="sleep 1; cat $(dirname $PWD)/*/shards/a.txt"), reply("b")],
+        "b": [call("bash", command="sleep 2; cat $(dirname $PWD)/*/shards/a.txt"), reply("b")],
     }
     sandboxes = {"per_member": True, "files": {"a": ["shards/a.txt"]}}
     sample = run(scripts, sandboxes, provider="local")
