@@ -117,6 +117,21 @@ def build_floor_fanout(n: int, k: int) -> Any:
     return build_floor_worker_group([LEAD, *(_child(i) for i in range(1, n + 1))])
 
 
+def sandboxed_mode(description: str, *, per_member: bool) -> Mode:
+    """F(n, k) with a bash call per child, in one local sandbox or a bwrap sandbox each."""
+    return Mode(
+        description=description,
+        build=build_sandboxed_fanout(per_member=per_member),
+        script=sandboxed_script,
+        calls=lambda n, k: (n + 2) + n * (k + 3),
+        tool_calls=lambda n, k: n * k,
+        submitted=lambda n: n + 1,
+        sandbox="bwrap" if per_member else "local",
+        files=part_files,
+        tags=("sandbox",),
+    )
+
+
 FANOUT_MODES: dict[str, Mode] = {
     "floor-fanout": Mode(
         description="the floor of F(n, k): n + 1 react() agents (a lead and n children) in one "
@@ -136,28 +151,14 @@ FANOUT_MODES: dict[str, Mode] = {
         tool_calls=lambda n, k: n * k,
         submitted=lambda n: n + 1,
     ),
-    "fanout-local": Mode(
-        description="F(n, k) with one bash call per child (wc of its part file), every member "
-        "in the sample's one local sandbox (no isolation)",
-        build=build_sandboxed_fanout(per_member=False),
-        script=sandboxed_script,
-        calls=lambda n, k: (n + 2) + n * (k + 3),
-        tool_calls=lambda n, k: n * k,
-        submitted=lambda n: n + 1,
-        sandbox="local",
-        files=part_files,
-        tags=("sandbox",),
+    "fanout-local": sandboxed_mode(
+        "F(n, k) with one bash call per child (wc of its part file), every member in the "
+        "sample's one local sandbox (no isolation)",
+        per_member=False,
     ),
-    "fanout-bwrap": Mode(
-        description="the same as fanout-local, every member in its own bwrap sandbox "
-        "(sandboxes.per_member; child c-i receives only its part file), reads recorded",
-        build=build_sandboxed_fanout(per_member=True),
-        script=sandboxed_script,
-        calls=lambda n, k: (n + 2) + n * (k + 3),
-        tool_calls=lambda n, k: n * k,
-        submitted=lambda n: n + 1,
-        sandbox="bwrap",
-        files=part_files,
-        tags=("sandbox",),
+    "fanout-bwrap": sandboxed_mode(
+        "the same as fanout-local, every member in its own bwrap sandbox (sandboxes.per_member; "
+        "child c-i receives only its part file), reads recorded",
+        per_member=True,
     ),
 }
