@@ -97,6 +97,8 @@ def stage(directory: Path, modules: list[str], tests: list[str]) -> None:
     shutil.copytree(ROOT / "swarm", directory / "swarm", ignore=ignore)
     shutil.copytree(ROOT / "plugins", directory / "swarm" / "plugins", ignore=ignore)
     shutil.copytree(ROOT / "tests", directory / "tests", ignore=ignore)
+    # the runnable examples some tests run (docs/examples/task.py)
+    shutil.copytree(ROOT / "docs" / "examples", directory / "docs" / "examples", ignore=ignore)
     text = (ROOT / "pyproject.toml").read_text()
     text = _set_list(text, "only_mutate", [staged(m) for m in modules])
     present = [t for t in tests if not t.startswith("tests/") or (ROOT / t).exists()]
