@@ -108,6 +108,12 @@ def stage(directory: Path, modules: list[str], tests: list[str]) -> None:
     (directory / "pyproject.toml").write_text(text)
 
 
+def _temp_root(directory: Path) -> Path:
+    root = directory / "pytest-tmp"
+    root.mkdir(exist_ok=True)
+    return root
+
+
 def run_group(directory: Path, workers: int, only: list[str]) -> float:
     """Run mutmut in a staged tree (on the mutants matching ``only``, or all); the seconds it
     took."""
@@ -115,7 +121,13 @@ def run_group(directory: Path, workers: int, only: list[str]) -> float:
     done = subprocess.run(
         [str(MUTMUT), "run", "--max-children", str(workers), *only],
         cwd=directory,
-        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        # pytest's temporary folders under the staged tree: another pytest session of the
+        # machine's user (a second group, the test suite) cleans up the shared default root
+        env={
+            **os.environ,
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTEST_DEBUG_TEMPROOT": str(_temp_root(directory)),
+        },
         check=False,
     )
     if done.returncode != 0:
