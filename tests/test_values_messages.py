@@ -318,6 +318,7 @@ def test_family_routes_refusals_and_a_parents_messages_to_its_children(log_dir: 
     # replied), and is refused a child that has ended and children when none runs
     scripts = {
         "lead": [
+            call("read_messages"),  # nothing was ever delivered to it
             send("parent", "x"),
             send("children", "x"),
             send("lead", "x"),
@@ -344,6 +345,7 @@ def test_family_routes_refusals_and_a_parents_messages_to_its_children(log_dir: 
             call("read_messages"),
             send("b", "psst"),
             send("parent", FORGED),
+            send("lead", "by name"),
             submit("42"),
         ],
     }
@@ -357,6 +359,7 @@ def test_family_routes_refusals_and_a_parents_messages_to_its_children(log_dir: 
         "Sent to b, a.",
         f"error: b is your sibling, not your parent or child; {route}",
         "Sent to lead.",
+        "Sent to lead.",
         "error: a has ended; it reads nothing.",
         "error: you have no running children.",
     ]
@@ -365,21 +368,29 @@ def test_family_routes_refusals_and_a_parents_messages_to_its_children(log_dir: 
         entry(1, 1.0, "message", "lead", "b", "parent", "go 🚀", (1.0, "read")),
         entry(2, 1.0, "message", "lead", "a", "parent", "go 🚀", (1.0, "read")),
         entry(3, 1.0, "message", "a", "lead", "child", FORGED, (8.0, "read")),
-        entry(4, 1.0, "receipt", "b", "lead", "child", receipt, (8.0, "read"), "b", "submitted"),
+        entry(4, 1.0, "message", "a", "lead", "child", "by name", (8.0, "read")),
+        entry(5, 1.0, "receipt", "b", "lead", "child", receipt, (8.0, "read"), "b", "submitted"),
     ]
     assert results(sample, "read_messages") == [
+        "No unread messages.",
         fence("lead", "parent", 1, "go 🚀"),
         fence("lead", "parent", 2, "go 🚀"),
-        fence("a", "child", 3, INERT) + "\n\n" + fence("b", "child", 4, receipt, "receipt"),
+        "\n\n".join(
+            [
+                fence("a", "child", 3, INERT),
+                fence("a", "child", 4, "by name"),
+                fence("b", "child", 5, receipt, "receipt"),
+            ]
+        ),
     ]
     assert results(sample, "swarm_wait") == [
         "1 unread message(s) from lead (call read_messages).",
         "1 unread message(s) from lead (call read_messages).",
         "a ended (submitted).",
     ]
-    assert metrics(sample)["messages"] == {"messages": 3, "receipts": 1, "unseen": 0}
-    assert comm(sample, "lead") == counts(1, 7, {"recipient": 6}, reads=1)
-    assert comm(sample, "a") == counts(1, len(FORGED), {"route": 1}, reads=1, notices=1)
+    assert metrics(sample)["messages"] == {"messages": 4, "receipts": 1, "unseen": 0}
+    assert comm(sample, "lead") == counts(1, 7, {"recipient": 6}, reads=2)
+    assert comm(sample, "a") == counts(2, len(FORGED) + 7, {"route": 1}, reads=1, notices=1)
     assert comm(sample, "b") == counts(reads=1, notices=1)
     # each child's notice names the lead's message (its wait does not take it); the lead's
     # own loop, in poll mode, has none
@@ -660,7 +671,14 @@ def test_settings_at_their_bounds_are_taken() -> None:
         3600.0,
     )
     assert type(high.rate[1]) is float and type(high.max_wait) is float
-    assert messages().rate is None and messages(rate=[2.0, 1]).rate == (2, 1.0)
+    assert messages(rate=[2.0, 1]).rate == (2, 1.0)
+    default = messages()
+    assert (default.routes, default.max_bytes, default.rate, default.max_wait) == (
+        "family",
+        16_000,
+        None,
+        600.0,
+    )
 
 
 # -- instructions, and the tools outside a swarm --------------------------------------------------
