@@ -291,11 +291,14 @@ def test_a_chain_of_replies_receipts_notices_and_reads_pinned_by_value(log_dir: 
         "No unread messages.",
     ]
     assert results(sample, "send_message") == ["Sent to lead.", "Sent to lead."]
-    reads = [(e["time"], e["member"], e["files"]) for e in comm_events(sample, "read")]
+    reads = [
+        (e["time"], e["member"], e["channel"], e["listing"], e["files"])
+        for e in comm_events(sample, "read")
+    ]
     assert reads == [
-        (4.0, "a", []),
-        (7.0, "lead", [{"message": 1}, {"message": 3}]),
-        (9.0, "lead", []),
+        (4.0, "a", "messages", False, []),
+        (7.0, "lead", "messages", False, [{"message": 1}, {"message": 3}]),
+        (9.0, "lead", "messages", False, []),
     ]
     assert metrics(sample)["messages"] == {"messages": 2, "receipts": 2, "unseen": 0}
     assert comm(sample, "lead") == counts(reads=2, notices=1)
@@ -612,11 +615,36 @@ def test_the_rate_window_at_its_edges(log_dir: Path) -> None:
     sent = [(e["seq"], e["time"], e["text"]) for e in log(sample) if e["kind"] == "message"]
     assert sent == [(1, 1.0, "m1"), (2, 2.0, "m2"), (3, 11.0, "m5"), (4, 12.0, "m7")]
     assert comm(sample, "a") == counts(4, 8, {"rate": 3})
-    refused = [(e["time"], e["rejected"]) for e in comm_events(sample, "sent")]
-    assert refused == [
-        (5.0, {"control": "rate", "reason": "rate limit: retry in 6 s"}),
-        (10.9, {"control": "rate", "reason": "rate limit: retry in 1 s"}),
-        (11.0, {"control": "rate", "reason": "rate limit: retry in 1 s"}),
+    # every send is a record on the bus: its evidence holds the op and the size, not the text
+    sends = [
+        {k: v for k, v in e.items() if k != "loop"}
+        for e in comm_events(sample)
+        if e["kind"] in ("sent", "delivered")
+    ]
+
+    def evidence(n: int, t: float, seq: int | None, reason: str | None = None) -> dict[str, Any]:
+        return {
+            "kind": "delivered" if reason is None else "sent",
+            "time": t,
+            "member": "a",
+            "nested": False,
+            "channel": "messages",
+            "record": f"m-{n}",
+            "record_kind": "send",
+            "seq": seq,
+            "size": 2,
+            "op": {"to": "parent"},
+            "rejected": None if reason is None else {"control": "rate", "reason": reason},
+        }
+
+    assert sends == [
+        evidence(1, 1.0, 1),
+        evidence(2, 2.0, 2),
+        evidence(3, 5.0, None, "rate limit: retry in 6 s"),
+        evidence(4, 10.9, None, "rate limit: retry in 1 s"),
+        evidence(5, 11.0, 3),
+        evidence(6, 11.0, None, "rate limit: retry in 1 s"),
+        evidence(7, 12.0, 4),
     ]
 
 
