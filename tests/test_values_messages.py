@@ -25,7 +25,11 @@ from inspect_ai.tool import Tool, ToolError, tool
 from swarm import (
     MESSAGES_KEY,
     ConfigError,
+    Decision,
+    PluginCatalog,
     channel,
+    get_plugin_manager,
+    hookimpl,
     member,
     swarm,
     swarm_on_continue,
@@ -747,3 +751,47 @@ def test_the_tools_outside_a_swarm_say_so() -> None:
         asyncio.run(send_message_tool()(to="parent", text="x"))
     with pytest.raises(ToolError, match=f"^{message}$"):
         asyncio.run(read_messages_tool()())
+
+
+# -- a member that has not started yet --------------------------------------------------------------
+
+
+class Relay:
+    """Starts ``first``, and ``late`` only once ``first`` has ended."""
+
+    @hookimpl
+    def swarm_start(self, view: Any) -> Any:
+        return Decision(start=["first"])
+
+    @hookimpl
+    def swarm_on_member_end(self, view: Any, event: Any) -> Any:
+        return Decision(start=["late"]) if event.member == "first" else None
+
+
+class RelayPlugin:
+    @hookimpl
+    def swarm_register_controllers(self, register: Any) -> None:
+        register("relay", Relay)
+
+
+def test_a_message_to_a_member_that_has_not_started_waits_for_it(log_dir: Path) -> None:
+    # late is pending (the controller starts it when first ends): a message to it is delivered
+    # to its mailbox, not refused as if it had ended, and it reads it once it runs
+    pm, sources = get_plugin_manager()
+    pm.register(RelayPlugin(), name="relay-plugin")
+    solver = swarm(
+        members=[member(clocked, name="first"), member(clocked, name="late")],
+        channels=[channel("messages", routes="all")],
+        controller="relay",
+        plugins=PluginCatalog(pm, sources),
+    )
+    scripts = {
+        "first": [at(1.0), send("late", "handoff: 42"), submit("f")],
+        "late": [at(2.0), call("read_messages"), submit("l")],
+    }
+    sample = run_scripted(solver, scripts, log_dir)
+    assert results(sample, "send_message") == ["Sent to late."]
+    assert results(sample, "read_messages") == [fence("first", "other", 1, "handoff: 42")]
+    assert log(sample) == [
+        entry(1, 1.0, "message", "first", "late", "other", "handoff: 42", (2.0, "read"))
+    ]

@@ -222,7 +222,8 @@ class Messages:
                         f"{to} is your {rel}, not your parent or child; this swarm's messages "
                         "go between parents and children only.",
                     )
-        ended = [m.name for m in found if m.state != "running"]
+        # a member that has not started yet (a controller starts it later) reads it then
+        ended = [m.name for m in found if m.state == "ended"]
         if ended:
             raise RecordRejected("recipient", f"{', '.join(ended)} has ended; it reads nothing.")
         return found
