@@ -491,8 +491,8 @@ def test_with_family_routes_two_roster_members_cannot_message_each_other(log_dir
         members=[member(clocked, name="lead"), member(clocked, name="peer")],
     )
     assert results(sample, "send_message") == [
-        "error: peer is your other, not your parent or child; this swarm's messages go between "
-        "parents and children only."
+        "error: peer is not your parent or child; this swarm's messages go between parents and "
+        "children only."
     ]
     assert comm(sample, "lead") == counts(rejections={"route": 1})
     assert log(sample) == []
