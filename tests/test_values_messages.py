@@ -501,14 +501,14 @@ def test_with_family_routes_two_roster_members_cannot_message_each_other(log_dir
 # -- sizes in UTF-8 bytes at their bounds ---------------------------------------------------------
 
 
-def child_sends(texts: list[str], log_dir: Path, **kwargs: Any) -> EvalSample:
-    """The lead (poll) spawns a, which sends ``texts`` to it; the lead reads twice."""
+def child_sends(texts: list[str], log_dir: Path, reads: int = 2, **kwargs: Any) -> EvalSample:
+    """The lead (poll) spawns a, which sends ``texts`` to it and submits; the lead reads
+    ``reads`` times."""
     scripts = {
         "lead": [
             spawn("a"),
             call("wait_for_children"),
-            call("read_messages"),
-            call("read_messages"),
+            *[call("read_messages")] * reads,
             submit("done"),
         ],
         "a": [*[send("parent", t) for t in texts], submit("ok")],
@@ -576,6 +576,43 @@ def test_a_last_page_that_fits_exactly_and_one_byte_more(log_dir: Path, grow: in
             fence("a", "child", 2, second),
         ]
     assert [e["seen"] for e in log(sample)] == [{"time": 0.0, "via": "read"}] * 2
+
+
+@pytest.mark.parametrize("grow", [0, 1])
+def test_a_page_with_more_to_come_that_fits_exactly_and_one_byte_more(
+    log_dir: Path, grow: int
+) -> None:
+    # three messages: the first two and the line saying one remains are exactly the limit; one
+    # byte more in the second and the first page shows only the first
+    tail = "\n\n1 more message: call read_messages again."
+    head = fence("a", "child", 1, "1") + "\n\n" + fence("a", "child", 2, "") + tail
+    second = "y" * (LIMIT - len(head) + grow)
+    texts = ["1", second, "3"]
+    sample = child_sends(texts, log_dir, reads=3, eval_args={"max_tool_output": LIMIT})
+    f1, f2, f3 = (fence("a", "child", n, t) for n, t in enumerate(texts, start=1))
+    if grow == 0:
+        assert len((f1 + "\n\n" + f2 + tail).encode()) == LIMIT
+        pages = [f1 + "\n\n" + f2 + tail, f3, "No unread messages."]
+    else:
+        pages = [f1 + "\n\n2 more messages: call read_messages again.", f2 + "\n\n" + f3]
+        pages.append("No unread messages.")
+    assert results(sample, "read_messages") == pages
+    assert [e["seen"] for e in log(sample)] == [{"time": 0.0, "via": "read"}] * 3
+
+
+def test_a_receipt_no_page_can_show_whole_is_never_seen(log_dir: Path) -> None:
+    # under a limit of 100 bytes the receipt's fence alone does not fit: the read shows it
+    # alone, Inspect cuts it, and it is taken but never seen
+    sample = child_sends([], log_dir, eval_args={"max_tool_output": 100})
+    receipt = "[Receipt] Your child a finished without replying to you."
+    first, second = results(sample, "read_messages")
+    assert first.startswith("\nThe output of your call to read_messages was too long")
+    assert second == "No unread messages."
+    assert log(sample) == [
+        entry(1, 0.0, "receipt", "a", "lead", "child", receipt, None, "a", "submitted")
+    ]
+    assert metrics(sample)["messages"] == {"messages": 0, "receipts": 1, "unseen": 1}
+    assert [e["files"] for e in comm_events(sample, "read")] == [[{"message": 1}], []]
 
 
 def test_without_a_tool_output_limit_one_page_shows_every_message(log_dir: Path) -> None:
