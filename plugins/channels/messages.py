@@ -217,12 +217,14 @@ class Messages:
             if self.routes == "family":
                 rel = relationship(sender.name, sender.parent, found[0].name, found[0].parent)
                 if rel not in ("parent", "child"):
+                    what = "is your sibling, not" if rel == "sibling" else "is not"
                     raise RecordRejected(
                         "route",
-                        f"{to} is your {rel}, not your parent or child; this swarm's messages "
-                        "go between parents and children only.",
+                        f"{to} {what} your parent or child; this swarm's messages go between "
+                        "parents and children only.",
                     )
-        ended = [m.name for m in found if m.state != "running"]
+        # a member that has not started yet (a controller starts it later) reads it then
+        ended = [m.name for m in found if m.state == "ended"]
         if ended:
             raise RecordRejected("recipient", f"{', '.join(ended)} has ended; it reads nothing.")
         return found
