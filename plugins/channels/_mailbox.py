@@ -103,7 +103,6 @@ class Entry:
     recipient: str
     relationship: Relationship
     text: str
-    record: str | None = None  # the bus record of the send (None for a receipt)
     about: str | None = None  # a receipt's child
     status: str | None = None  # a receipt's child's status
     seen: dict[str, Any] | None = None  # {"time", "via"} once it reached the recipient
@@ -148,7 +147,6 @@ class Mailbox:
         recipient: str,
         relationship: Relationship,
         text: str,
-        record: str | None = None,
         about: str | None = None,
         status: str | None = None,
     ) -> Entry:
@@ -161,7 +159,6 @@ class Mailbox:
             recipient=recipient,
             relationship=relationship,
             text=text,
-            record=record,
             about=about,
             status=status,
         )

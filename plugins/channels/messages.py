@@ -187,7 +187,6 @@ class Messages:
                     recipient=r.name,
                     relationship=relationship(record.sender, sender.parent, r.name, r.parent),
                     text=text,
-                    record=record.id,
                 )
                 for r in recipients
             ]
