@@ -8,6 +8,7 @@ mutation run can afford them once per mutant."""
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import json
 import math
@@ -16,8 +17,12 @@ from typing import Any
 
 import pytest
 from fanout_records import LEAD, Run
+from inspect_ai.event import InfoEvent, ScoreEvent
+from inspect_ai.log import Transcript
+from inspect_ai.log._transcript import init_transcript
+from inspect_ai.scorer import Score
 
-from swarm import ConfigError, RuleFailure
+from swarm import RuleFailure, RuleResult
 from swarm.plugins.scorers.fanout import (
     ARTIFACT_KEY,
     MESSAGES_KEY,
@@ -35,14 +40,12 @@ from swarm.plugins.scorers.fanout import (
     SpawnEntry,
     artifact_bullets,
     coverage,
-    fixture_names,
-    load_fixture,
     manifest_digest,
     provenance,
     read_evidence,
     records_digests,
 )
-from swarm.plugins.scorers.fanout._digests import seal_problem
+from swarm.plugins.scorers.fanout._digests import earlier_digests, seal_problem
 from swarm.plugins.scorers.fanout._fields import (
     Malformed,
     mapping,
@@ -52,7 +55,6 @@ from swarm.plugins.scorers.fanout._fields import (
     text,
     whole,
 )
-from swarm.plugins.scorers.fanout._fixture import FIXTURES_DIR
 from swarm.plugins.scorers.fanout._numbers import answer_integer, numbers, reply_integer
 from swarm.plugins.scorers.fanout._parse import (
     PROBLEMS_KEPT,
@@ -1156,3 +1158,508 @@ def test_the_evidence_looks_members_usage_and_reports_up_by_name() -> None:
     )
     assert [e.seq for e in evidence.spawns] == [1]
     assert [u.name for u in evidence.usage] == [LEAD, "worker-a"]
+
+
+# -- the integers of replies and bullets (_numbers) -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("reply", "value"),
+    [
+        # the marks around a word that are trimmed, and letters that are not
+        ("_16_", 16),
+        ("<16>", 16),
+        ("{16}", 16),
+        ("[16]", 16),
+        ("'16'", 16),
+        ("16!", 16),
+        ("16?", 16),
+        ("16;", 16),
+        ("16,", 16),
+        ("(`**16**`).", 16),
+        ("X16", None),
+        ("16X", None),
+        ("16(", None),
+        (".16", None),
+        ("16)x", None),
+        # signs
+        ("+16", 16),
+        ("-16", -16),
+        ("\u221216", -16),
+        ("--16", None),
+        ("+-16", None),
+        ("16 -", 16),  # a sign alone is no number
+        ("-0", 0),
+        # cuts: whitespace, ':' and '='
+        ("a:16", 16),
+        ("x=16", 16),
+        ("16:17", 17),
+        ("16=17", 17),
+        ("16\t17", 17),
+        ("16\n\n17 ", 17),
+        ("1 2 3", 3),
+        # thousands
+        ("1,234,567", 1234567),
+        ("1\u00a0234\u00a0567", 1234567),
+        ("1\u202f234", 1234),
+        ("1\u2009234", 1234),
+        ("999,999", 999999),
+        ("1234,567", None),  # a first group of four
+        ("1,23", None),
+        ("1,234,56", None),
+        (",123", None),
+        ("1,234\u00a0567", None),  # two separators in one number
+        ("1\u00a02345", 2345),  # not three digits after the space: two numbers
+        ("12\u00a034", 34),
+        ("\u00a0474", 474),
+        ("-\u00a0123", 123),  # no digit before the space: a sign alone, then 123
+        ("12 \u00a0345", 345),
+        ("1\u00a0\u00a0234", 234),
+        # private-use characters are neither spaces nor separators
+        ("59\ue000474", None),
+        ("59\ue001474", None),
+        ("59\ue002474", None),
+        ("16\ue000", None),
+    ],
+)
+def test_the_integer_of_a_reply_at_its_boundaries(reply: str, value: int | None) -> None:
+    assert reply_integer(reply) == value
+
+
+def test_numbers_keeps_every_number_in_order_and_leaves_names_out() -> None:
+    assert numbers("") == []
+    assert numbers("done, v2 and 16th") == []
+    assert numbers("16.5 v2 done") == [None]
+    assert numbers("1 -2 +3 4,000 5.5 6") == [1, -2, 3, 4000, None, 6]
+    assert numbers("x\ue00012") == []  # a letter: a name
+
+
+@pytest.mark.parametrize(
+    ("answer", "value"),
+    [
+        ("0", 0),
+        ("16", 16),
+        ("016", 16),
+        ("+16", 16),
+        ("\u221216", -16),
+        ("1,234", 1234),
+        ("1\u202f234", 1234),
+        ("\t 1234 \n", 1234),
+        ("+", None),
+        ("-", None),
+        ("X5", None),
+        ("5X", None),
+        ("**16**", None),
+        ("(16)", None),
+        ("16,", None),
+        ("1234,567", None),
+        ("- 16", None),
+        ("16 17", None),
+        ("1\u00a02345", None),
+        ("1X234", None),  # only a comma and the three spaces separate thousands
+        ("1.234", None),
+        ("1_234", None),
+    ],
+)
+def test_an_artifacts_answer_is_one_integer_at_its_boundaries(
+    answer: str, value: int | None
+) -> None:
+    assert answer_integer(answer) == value
+
+
+# -- the artifact's bullets and the answer rules (_answers) -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("artifact", "bullets"),
+    [
+        ("", {}),
+        ("- a: 1", {"a": ["1"]}),
+        ("* a: 1", {"a": ["1"]}),
+        ("\ufeff* a: 1", {"a": ["1"]}),
+        ("\ufeff\ufeff- a: 1", {}),  # one mark is dropped, not two
+        ("- a: 1\n\ufeff- b: 2", {"a": ["1"]}),  # only at the start of the text
+        ("  - a: 1  \n", {"a": ["1"]}),
+        ("- a:1", {"a": ["1"]}),
+        ("- a :  1 ", {"a": ["1"]}),
+        ("- a:", {"a": [""]}),
+        ("- a: b: c", {"a": ["b: c"]}),
+        ("- : 5\n-  : 6", {}),  # no key
+        ("-- a: 1", {}),
+        ("+ a: 1", {}),
+        ("x - a: 1", {}),
+        ("- a 1", {}),
+        ("-a: 1", {}),
+        ("- a: 1\r\n- a: 2\r\n- b: 3\n- a: 1", {"a": ["1", "2", "1"], "b": ["3"]}),
+        ("- shards/a: 1\n- a: 2", {"shards/a": ["1"], "a": ["2"]}),
+    ],
+)
+def test_the_bullets_of_an_artifact(artifact: str, bullets: dict[str, list[str]]) -> None:
+    assert artifact_bullets(artifact) == bullets
+
+
+TWO = Fixture(
+    name="two",
+    artifact="out.md",
+    shards=(
+        Shard(file="a.jsonl", worker="worker-a", question="How many?", expected=16),
+        Shard(file="b.jsonl", worker="worker-b", question="How much?", expected=1234),
+    ),
+    task="",
+    directory=Path("two"),
+)
+
+
+def two_run(artifact: str | None, *replies: tuple[str, str]) -> Any:
+    """The evidence of a run of ``TWO``: both children spawned, ``replies`` (sender, text)
+    sent and seen, the artifact written (``None``: the file was not)."""
+    run = Run(auto_read=False)
+    run.spawn("worker-a")
+    run.spawn("worker-b")
+    for sender, reply in replies:
+        run.reply(sender, reply)
+    run.write(artifact, path="out.md")
+    return read_evidence(run.store())
+
+
+def rule_result(passed: bool, failures: list[RuleFailure], details: dict[str, Any]) -> RuleResult:
+    return RuleResult(passed=passed, failures=tuple(failures), details=details)
+
+
+def test_coverage_without_an_artifact_fails_every_shard() -> None:
+    stored = read_evidence({})
+    unwritten = two_run(None)
+    details = {
+        "artifact": None,
+        "missing_shards": ["a.jsonl", "b.jsonl"],
+        "wrong_answers": [],
+        "unknown_bullets": [],
+    }
+    assert coverage(TWO, stored) == rule_result(
+        False, [RuleFailure(reason="no artifact was stored")], details
+    )
+    assert coverage(TWO, unwritten) == rule_result(
+        False, [RuleFailure(reason="the artifact out.md was not written")], details
+    )
+
+
+def test_coverage_passes_every_right_bullet_and_lists_the_unknown_ones() -> None:
+    evidence = two_run("- b.jsonl: 1,234\n- a.jsonl: 16\n- a.jsonl: 016\n- z: 1\n- c.jsonl: 3\n")
+    assert coverage(TWO, evidence) == rule_result(
+        True,
+        [],
+        {
+            "artifact": "out.md",
+            "missing_shards": [],
+            "wrong_answers": [],
+            "unknown_bullets": ["c.jsonl", "z"],
+        },
+    )
+
+
+def test_coverage_fails_a_missing_shard_and_a_wrong_bullet_beside_a_right_one() -> None:
+    evidence = two_run("- a.jsonl: 16\n- a.jsonl: 17\n- shards/b.jsonl: 1234\n")
+    assert coverage(TWO, evidence) == rule_result(
+        False,
+        [
+            RuleFailure(reason="expected '16', the artifact says '16', '17'", shard="a.jsonl"),
+            RuleFailure(reason="no bullet in the artifact", shard="b.jsonl"),
+        ],
+        {
+            "artifact": "out.md",
+            "missing_shards": ["b.jsonl"],
+            "wrong_answers": [{"shard": "a.jsonl", "expected": "16", "found": ["16", "17"]}],
+            "unknown_bullets": ["shards/b.jsonl"],
+        },
+    )
+    evidence = two_run("- a.jsonl: 16 \n- b.jsonl: 1 234\n- b.jsonl:\n")
+    assert coverage(TWO, evidence).failures == (
+        RuleFailure(reason="expected '1234', the artifact says '1 234', ''", shard="b.jsonl"),
+    )
+
+
+def test_provenance_sources_each_bullet_from_the_assigned_childs_last_reply() -> None:
+    evidence = two_run(
+        "- a.jsonl: 16\n- a.jsonl: +16\n- b.jsonl: 1234\n",
+        ("worker-a", "15"),
+        ("worker-a", "  It is 16.\n"),
+        ("worker-b", "1,234"),
+    )
+    assert provenance(TWO, evidence) == rule_result(
+        True,
+        [],
+        {
+            "sourced": {"a.jsonl": "worker-a", "b.jsonl": "worker-b"},
+            "unsourced": [],
+            "mismatched": [],
+            "not_in_artifact": [],
+        },
+    )
+
+
+def test_provenance_leaves_a_shard_without_a_bullet_to_coverage() -> None:
+    for evidence in (read_evidence({}), two_run(None), two_run("- c.jsonl: 1\n")):
+        assert provenance(TWO, evidence) == rule_result(
+            True,
+            [],
+            {
+                "sourced": {},
+                "unsourced": [],
+                "mismatched": [],
+                "not_in_artifact": ["a.jsonl", "b.jsonl"],
+            },
+        )
+
+
+def test_provenance_fails_a_bullet_no_assigned_childs_reply_reached_the_lead() -> None:
+    run = Run(auto_read=False)
+    run.spawn("worker-a")
+    run.spawn("helper", member="worker-b")  # its member name is the worker name, not its request
+    run.reply("worker-a", "16", seen=None)  # never seen
+    run.reply("worker-a", "16", relationship="sibling")
+    run.reply("worker-a", "16", recipient="someone")
+    run.reply("worker-b", "1234")
+    run.reply("stranger", "16")
+    run.write("- a.jsonl: 16\n- b.jsonl: 1234\n", path="out.md")
+    result = provenance(TWO, read_evidence(run.store()))
+    assert result == rule_result(
+        False,
+        [
+            RuleFailure(
+                reason="no reply from a child named worker-a reached the lead, yet the artifact "
+                "has an answer",
+                shard="a.jsonl",
+            ),
+            RuleFailure(
+                reason="no reply from a child named worker-b reached the lead, yet the artifact "
+                "has an answer",
+                shard="b.jsonl",
+            ),
+        ],
+        {
+            "sourced": {},
+            "unsourced": ["a.jsonl", "b.jsonl"],
+            "mismatched": [],
+            "not_in_artifact": [],
+        },
+    )
+    # a reply seen after the lead ended did not reach it
+    run = Run(auto_read=False)
+    run.spawn("worker-a")
+    run.reply("worker-a", "16", seen=99.0)
+    run.write("- a.jsonl: 16\n", path="out.md")
+    run.finish()
+    result = provenance(TWO, read_evidence(run.store()))
+    assert result.details["unsourced"] == ["a.jsonl"]
+
+
+def test_provenance_fails_a_bullet_that_is_not_the_childs_integer() -> None:
+    run = Run(auto_read=False)
+    run.spawn("worker-a", member="worker-a~1")
+    run.spawn("worker-b")
+    run.reply("worker-a~1", " 16.5 ")
+    run.reply("worker-b", "1234")
+    run.write("- a.jsonl: 16\n- b.jsonl: 1234\n- b.jsonl: many\n", path="out.md")
+    result = provenance(TWO, read_evidence(run.store()))
+    assert result == rule_result(
+        False,
+        [
+            RuleFailure(
+                reason="the child replied '16.5' (its last number is not an integer), the "
+                "artifact says '16'",
+                shard="a.jsonl",
+                member="worker-a~1",
+            ),
+            RuleFailure(
+                reason="the child replied '1234', the artifact says '1234', 'many'",
+                shard="b.jsonl",
+                member="worker-b",
+            ),
+        ],
+        {
+            "sourced": {},
+            "unsourced": [],
+            "mismatched": [
+                {
+                    "shard": "a.jsonl",
+                    "member": "worker-a~1",
+                    "reply": "16.5",
+                    "reply_value": None,
+                    "artifact": ["16"],
+                    "artifact_values": [16],
+                },
+                {
+                    "shard": "b.jsonl",
+                    "member": "worker-b",
+                    "reply": "1234",
+                    "reply_value": 1234,
+                    "artifact": ["1234", "many"],
+                    "artifact_values": [1234, None],
+                },
+            ],
+            "not_in_artifact": [],
+        },
+    )
+    evidence = two_run("- a.jsonl: 16\n- b.jsonl: 17\n", ("worker-a", "done"), ("worker-b", "16"))
+    assert [f.reason for f in provenance(TWO, evidence).failures] == [
+        "the child replied 'done' (no number in it), the artifact says '16'",
+        "the child replied '16', the artifact says '17'",
+    ]
+
+
+# -- the digests a score records and the seal (_digests) --------------------------------------
+
+NULL_DIGEST = "74234e98afe7498fb5daf1f36ac2d78acc339464f950703b8c019892f982b90b"
+"""The SHA-256 of ``null``."""
+
+
+def sha256(canonical: str) -> str:
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def test_the_manifest_digest_is_of_its_name_artifact_and_shards_canonical() -> None:
+    canonical = (
+        '{"artifact":"out.md","name":"two","shards":['
+        '{"expected":16,"file":"a.jsonl","question":"How many?","worker":"worker-a"},'
+        '{"expected":1234,"file":"b.jsonl","question":"How much?","worker":"worker-b"}]}'
+    )
+    assert manifest_digest(TWO) == sha256(canonical)
+    assert manifest_digest(TWO) == (
+        "d01d24befd704aeb925fe9cdb882853dee3e1e432e0b31980cb5f5ad7e76638c"
+    )
+
+
+def test_the_records_digests_are_of_the_seven_records_absent_ones_null() -> None:
+    spawns = {"version": 1, "entries": []}
+    store = {SPAWNS_KEY: spawns, "lead:notes": "not judged"}
+    assert sha256("null") == NULL_DIGEST
+    assert records_digests(store) == {
+        "records": sha256(
+            '{"inspect_swarm:ledger":null,"inspect_swarm:messages":null,'
+            '"inspect_swarm:metrics":null,"inspect_swarm:reads":null,'
+            '"inspect_swarm:result":null,"inspect_swarm:spawns":{"entries":[],"version":1},'
+            '"swarm_fanout:artifact":null}'
+        ),
+        "by_key": {
+            key: sha256('{"entries":[],"version":1}') if key == SPAWNS_KEY else NULL_DIGEST
+            for key in STORE_KEYS
+        },
+    }
+    assert list(records_digests(store)["by_key"]) == list(STORE_KEYS)
+    assert records_digests(store)["records"] == (
+        "158e6b79f9cff137947c27d81b982fd054c2767532586c514e932dc6454fc5cd"
+    )
+
+
+def sealed(store: dict[str, Any]) -> dict[str, str]:
+    """The seal the kernel would keep for ``store``: every record but the artifact."""
+    return {
+        k: sha256(json.dumps(v, sort_keys=True, separators=(",", ":")))
+        for k, v in store.items()
+        if k != ARTIFACT_KEY
+    }
+
+
+def test_records_that_match_the_seal_have_no_problem() -> None:
+    store = Run().store()
+    store[ARTIFACT_KEY] = {"path": "combined-index.md", "text": "- a: 1\n"}
+    assert seal_problem(store, sealed(store)) is None
+    # the artifact is the scorer's own record: never sealed, never checked
+    assert seal_problem(store, sealed(store) | {ARTIFACT_KEY: "0" * 64}) is None
+    # a record neither written nor sealed, or stored as null without a seal, is fine
+    assert METRICS_KEY not in store
+    assert seal_problem(store | {METRICS_KEY: None}, sealed(store)) is None
+    # a record the kernel sealed as null and the store holds as null
+    seal = sealed(store) | {METRICS_KEY: NULL_DIGEST}
+    assert seal_problem(store | {METRICS_KEY: None}, seal) is None
+
+
+def test_a_store_with_no_seal_is_no_swarms() -> None:
+    assert seal_problem({}, None) == (
+        "no swarm wrote this sample's records in this eval (the kernel sealed none): a "
+        "solver that is not a swarm, or records written by something else"
+    )
+    assert seal_problem({}, {}) is None
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        (
+            lambda store, seal: store.update({METRICS_KEY: {"version": 1, "wall_clock": 1}}),
+            "the record inspect_swarm:metrics was not written by the swarm's kernel",
+        ),
+        (
+            lambda store, seal: store.pop(MESSAGES_KEY),
+            "the record inspect_swarm:messages was changed after the swarm's kernel wrote it",
+        ),
+        (
+            lambda store, seal: seal.update({METRICS_KEY: NULL_DIGEST}),
+            "the record inspect_swarm:metrics was changed after the swarm's kernel wrote it",
+        ),
+        (
+            lambda store, seal: store[READS_KEY].update(provider="local"),
+            "the record inspect_swarm:reads was changed after the swarm's kernel wrote it",
+        ),
+        (
+            lambda store, seal: store.update({READS_KEY: None}),
+            "the record inspect_swarm:reads was changed after the swarm's kernel wrote it",
+        ),
+        (
+            # the first record in STORE_KEYS order is the one named
+            lambda store, seal: (store.pop(READS_KEY), store[SPAWNS_KEY].update(version=2)),
+            "the record inspect_swarm:spawns was changed after the swarm's kernel wrote it",
+        ),
+        (
+            lambda store, seal: (seal.pop(LEDGER_KEY), store[RESULT_KEY].update(x=1)),
+            "the record inspect_swarm:result was changed after the swarm's kernel wrote it",
+        ),
+        (
+            lambda store, seal: seal.pop(LEDGER_KEY),
+            "the record inspect_swarm:ledger was not written by the swarm's kernel",
+        ),
+    ],
+)
+def test_a_record_that_is_not_the_kernels_is_named(change: Any, problem: str) -> None:
+    store = Run().store()
+    store[ARTIFACT_KEY] = {"path": "combined-index.md", "text": None}
+    seal = sealed(store)
+    change(store, seal)
+    assert seal_problem(store, seal) == problem
+
+
+def earlier(*events: Any) -> Any:
+    """``earlier_digests()`` with ``events`` as the sample's transcript (in a context of its
+    own, so no other test sees them)."""
+
+    def run() -> Any:
+        init_transcript(Transcript(events=list(events)))
+        return earlier_digests()
+
+    return contextvars.copy_context().run(run)
+
+
+def score_event(metadata: dict[str, Any] | None, *, intermediate: bool = False) -> Any:
+
+    return ScoreEvent(score=Score(value=1, metadata=metadata), intermediate=intermediate)
+
+
+def test_the_earlier_digests_are_the_last_final_scores() -> None:
+
+    first = {"records": "r1", "fixture": "f1"}
+    second = {"records": "r2", "by_key": {}}
+    assert earlier() is None
+    assert earlier(score_event({"digests": first})) == first
+    assert earlier(score_event({"digests": first}), score_event({"digests": second})) == second
+    assert (
+        earlier(
+            score_event({"digests": first}),
+            score_event({"digests": second}, intermediate=True),  # not a final score
+            InfoEvent(data={"digests": second}),
+            score_event(None),
+            score_event({"other": 1}),
+            score_event({"digests": {"records": 7}}),  # digests whose records are no digest
+            score_event({"digests": "r3"}),
+        )
+        == first
+    )
