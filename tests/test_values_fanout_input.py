@@ -22,7 +22,7 @@ from inspect_ai.log import Transcript
 from inspect_ai.log._transcript import init_transcript
 from inspect_ai.scorer import Score
 
-from swarm import RuleFailure, RuleResult
+from swarm import ConfigError, RuleFailure, RuleResult
 from swarm.plugins.scorers.fanout import (
     ARTIFACT_KEY,
     MESSAGES_KEY,
@@ -40,11 +40,14 @@ from swarm.plugins.scorers.fanout import (
     SpawnEntry,
     artifact_bullets,
     coverage,
+    fixture_names,
+    load_fixture,
     manifest_digest,
     provenance,
     read_evidence,
     records_digests,
 )
+from swarm.plugins.scorers.fanout import _fixture as fixture_module
 from swarm.plugins.scorers.fanout._digests import earlier_digests, seal_problem
 from swarm.plugins.scorers.fanout._fields import (
     Malformed,
@@ -55,6 +58,7 @@ from swarm.plugins.scorers.fanout._fields import (
     text,
     whole,
 )
+from swarm.plugins.scorers.fanout._fixture import FIXTURES_DIR
 from swarm.plugins.scorers.fanout._numbers import answer_integer, numbers, reply_integer
 from swarm.plugins.scorers.fanout._parse import (
     PROBLEMS_KEPT,
@@ -1663,3 +1667,289 @@ def test_the_earlier_digests_are_the_last_final_scores() -> None:
         )
         == first
     )
+
+
+# -- the fixture loader (_fixture) ------------------------------------------------------------
+
+TINY_TASK = "Write out.md, one bullet per shard.\n- shards/a.jsonl: How many?\n  - shards/b.csv: How much?  \n"
+
+
+def tiny_manifest() -> dict[str, Any]:
+    return {
+        "name": "tiny",
+        "artifact": "out.md",
+        "shards": [
+            {"file": "a.jsonl", "worker": "worker-a", "question": "How many?", "expected": 3},
+            {"file": "b.csv", "worker": "worker-b", "question": "How much?", "expected": -2},
+        ],
+    }
+
+
+def tiny(
+    tmp_path: Path,
+    manifest: Any = None,
+    *,
+    raw: bytes | None = None,
+    task: str | bytes | None = TINY_TASK,
+    files: tuple[str, ...] = ("a.jsonl", "b.csv"),
+) -> Path:
+    """A fixture directory of the shape, in ``tmp_path``: ``manifest`` (or ``raw`` bytes) as its
+    ``fixture.json``, ``task`` as its ``task.txt`` (``None``: none), ``files`` in ``shards/``."""
+    directory = tmp_path / "tiny"
+    (directory / "shards").mkdir(parents=True)
+    for file in files:
+        (directory / "shards" / file).write_text("{}\n")
+    text = raw if raw is not None else json.dumps(tiny_manifest() if manifest is None else manifest)
+    (directory / "fixture.json").write_bytes(text if isinstance(text, bytes) else text.encode())
+    if isinstance(task, str):
+        (directory / "task.txt").write_text(task)
+    elif isinstance(task, bytes):
+        (directory / "task.txt").write_bytes(task)
+    return directory
+
+
+def refused(directory: Path) -> str:
+    with pytest.raises(ConfigError) as caught:
+        load_fixture(directory)
+    return str(caught.value)
+
+
+def test_a_fixture_of_the_shape_loads_whole(tmp_path: Path) -> None:
+    directory = tiny(tmp_path)
+    fixture = load_fixture(str(directory))
+    assert fixture == Fixture(
+        name="tiny",
+        artifact="out.md",
+        shards=(
+            Shard(file="a.jsonl", worker="worker-a", question="How many?", expected=3),
+            Shard(file="b.csv", worker="worker-b", question="How much?", expected=-2),
+        ),
+        task=TINY_TASK,
+        directory=directory.resolve(),
+    )
+    assert fixture.shards_dir == directory.resolve() / "shards"
+    assert fixture.shard_path(fixture.shards[1]) == directory.resolve() / "shards" / "b.csv"
+
+
+def test_the_shipped_fixtures_are_found_by_name() -> None:
+    assert fixture_names() == ("csv-metrics", "json-events")
+    fixture = load_fixture("csv-metrics")
+    assert fixture.directory == FIXTURES_DIR / "csv-metrics"
+    assert FIXTURES_DIR == Path(fixture_module.__file__).resolve().parent / "fixtures"
+    assert (fixture.name, fixture.artifact, len(fixture.shards)) == (
+        "csv-metrics",
+        "combined-index.md",
+        8,
+    )
+
+
+def test_a_path_that_is_no_fixture_directory_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "file").write_text("x")
+    assert refused(tmp_path / "empty") == (
+        f"{tmp_path / 'empty' / 'fixture.json'}: missing; a fixture directory holds "
+        "fixture.json, task.txt and shards/"
+    )
+    for path in (tmp_path / "file", tmp_path / "nowhere"):
+        assert refused(path) == (
+            f"fixture '{path}': neither a shipped fixture (csv-metrics, json-events) nor a "
+            "directory"
+        )
+
+
+def _with(change: Any) -> dict[str, Any]:
+    manifest = tiny_manifest()
+    change(manifest)
+    return manifest
+
+
+def _shard(index: int, **fields: Any) -> dict[str, Any]:
+    return _with(lambda m: m["shards"][index].update(fields))
+
+
+MANIFEST_REFUSALS: dict[str, tuple[Any, str]] = {
+    "top-level-list": (
+        [1],
+        "(top level): expected an object with the keys name, artifact, shards, got [1]",
+    ),
+    "no-name": (_with(lambda m: m.pop("name")), "name: missing"),
+    "no-shards": (_with(lambda m: m.pop("shards")), "shards: missing"),
+    "extra-key": (
+        _with(lambda m: m.update(expected=1)),
+        "expected: unknown key; expected only name, artifact, shards",
+    ),
+    "name-empty": (_with(lambda m: m.update(name="")), "name: expected a non-empty string, got ''"),
+    "name-blank": (
+        _with(lambda m: m.update(name=" \t")),
+        "name: expected a non-empty string, got ' \\t'",
+    ),
+    "name-none": (
+        _with(lambda m: m.update(name=None)),
+        "name: expected a non-empty string, got None",
+    ),
+    "name-newline": (
+        _with(lambda m: m.update(name="a\nb")),
+        "name: expected a single line, got 'a\\nb'",
+    ),
+    "name-return": (
+        _with(lambda m: m.update(name="a\rb")),
+        "name: expected a single line, got 'a\\rb'",
+    ),
+    "artifact-folder": (
+        _with(lambda m: m.update(artifact="a/out.md")),
+        "artifact: expected a bare file name (no folders), got 'a/out.md'",
+    ),
+    "artifact-backslash": (
+        _with(lambda m: m.update(artifact="a\\out.md")),
+        "artifact: expected a bare file name (no folders), got 'a\\\\out.md'",
+    ),
+    "artifact-dot": (
+        _with(lambda m: m.update(artifact=".")),
+        "artifact: expected a bare file name (no folders), got '.'",
+    ),
+    "artifact-dotdot": (
+        _with(lambda m: m.update(artifact="..")),
+        "artifact: expected a bare file name (no folders), got '..'",
+    ),
+    "shards-empty": (
+        _with(lambda m: m.update(shards=[])),
+        "shards: expected a non-empty list of shards, got []",
+    ),
+    "shards-object": (
+        _with(lambda m: m.update(shards={"a": 1})),
+        "shards: expected a non-empty list of shards, got {'a': 1}",
+    ),
+    "shard-string": (
+        _with(lambda m: m["shards"].__setitem__(1, "b.csv")),
+        "shards[1]: expected an object with the keys file, worker, question, expected, got 'b.csv'",
+    ),
+    "shard-no-question": (
+        _with(lambda m: m["shards"][1].pop("question")),
+        "shards[1].question: missing",
+    ),
+    "shard-no-file": (_with(lambda m: m["shards"][0].pop("file")), "shards[0].file: missing"),
+    "shard-extra": (
+        _shard(0, extra=1),
+        "shards[0].extra: unknown key; expected only file, worker, question, expected",
+    ),
+    "file-empty": (_shard(0, file=""), "shards[0].file: expected a non-empty string, got ''"),
+    "file-folder": (
+        _shard(1, file="shards/b.csv"),
+        "shards[1].file: expected a bare file name (no folders), got 'shards/b.csv'",
+    ),
+    "file-absent": (
+        _shard(1, file="c.csv", worker="worker-c"),
+        "shards[1].file: no such file shards/c.csv next to the manifest",
+    ),
+    "worker-number": (_shard(0, worker=5), "shards[0].worker: expected a non-empty string, got 5"),
+    "worker-misnamed": (
+        _shard(1, worker="worker-b.csv"),
+        "shards[1].worker: expected 'worker-b' (worker-<file stem>), got 'worker-b.csv'",
+    ),
+    "question-two-lines": (
+        _shard(0, question="How\rmany?"),
+        "shards[0].question: expected a single line, got 'How\\rmany?'",
+    ),
+    "expected-bool": (
+        _shard(1, expected=False),
+        "shards[1].expected: expected an integer, got False",
+    ),
+    "expected-float": (_shard(1, expected=3.0), "shards[1].expected: expected an integer, got 3.0"),
+    "expected-none": (
+        _shard(0, expected=None),
+        "shards[0].expected: expected an integer, got None",
+    ),
+    "expected-string": (
+        _shard(0, expected="3"),
+        "shards[0].expected: expected an integer, got '3'",
+    ),
+    "file-twice": (
+        _with(lambda m: m["shards"].append(dict(m["shards"][0]))),
+        "shards[2].file: 'a.jsonl' is also shards[0].file; every shard needs its own file",
+    ),
+    "worker-twice": (
+        _with(
+            lambda m: m["shards"].append(
+                {"file": "a.csv", "worker": "worker-a", "question": "How many?", "expected": 1}
+            )
+        ),
+        "shards[2].worker: 'worker-a' is also shards[0].worker; every shard needs its own worker",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MANIFEST_REFUSALS))
+def test_a_manifest_out_of_shape_is_refused_naming_the_field(case: str, tmp_path: Path) -> None:
+    manifest, message = MANIFEST_REFUSALS[case]
+    directory = tiny(tmp_path, manifest, files=("a.jsonl", "b.csv", "a.csv"))
+    assert refused(directory) == f"{directory.resolve() / 'fixture.json'}: {message}"
+
+
+def test_a_shard_file_must_be_a_file(tmp_path: Path) -> None:
+    directory = tiny(tmp_path, files=("a.jsonl",))
+    (directory / "shards" / "b.csv").mkdir()
+    assert refused(directory) == (
+        f"{directory.resolve() / 'fixture.json'}: shards[1].file: no such file shards/b.csv next "
+        "to the manifest"
+    )
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (b"", "not valid JSON: Expecting value: line 1 column 1 (char 0)"),
+        (
+            b'{"name": "a", "name": "b"}',
+            "not valid JSON: the key 'name' appears twice in one object",
+        ),
+        (
+            b'{"shards": [{"file": 1, "file": 2}]}',
+            "not valid JSON: the key 'file' appears twice in one object",
+        ),
+        (
+            b"\xff{}",
+            "not valid JSON: 'utf-8' codec can't decode byte 0xff in position 0: invalid start "
+            "byte",
+        ),
+    ],
+)
+def test_a_manifest_that_is_not_json_is_refused(raw: bytes, message: str, tmp_path: Path) -> None:
+    directory = tiny(tmp_path, raw=raw)
+    assert refused(directory) == f"{directory.resolve() / 'fixture.json'}: {message}"
+
+
+@pytest.mark.parametrize(
+    ("task", "message"),
+    [
+        (None, "missing; a fixture's task.txt is the lead's prompt"),
+        (
+            b"\xfe out.md",
+            "not UTF-8 text: 'utf-8' codec can't decode byte 0xfe in position 0: invalid start "
+            "byte",
+        ),
+        (
+            "out.md\n- shards/a.jsonl: How many?\n",
+            "shards[1]: the prompt has no line '- shards/b.csv: How much?'; it must list every "
+            "shard with its question as in the manifest",
+        ),
+        (
+            "out.md\n-  shards/a.jsonl: How many?\n- shards/b.csv: How much?\n",
+            "shards[0]: the prompt has no line '- shards/a.jsonl: How many?'; it must list every "
+            "shard with its question as in the manifest",
+        ),
+        (
+            "out.md\n- shards/a.jsonl: How many? - shards/b.csv: How much?\n",
+            "shards[0]: the prompt has no line '- shards/a.jsonl: How many?'; it must list every "
+            "shard with its question as in the manifest",
+        ),
+        (
+            "- shards/a.jsonl: How many?\n- shards/b.csv: How much?\nWrite out.txt.",
+            "artifact: the prompt never names 'out.md'",
+        ),
+    ],
+)
+def test_a_task_that_does_not_list_the_manifest_is_refused(
+    task: str | bytes | None, message: str, tmp_path: Path
+) -> None:
+    directory = tiny(tmp_path, task=task)
+    assert refused(directory) == f"{directory.resolve() / 'task.txt'}: {message}"
