@@ -1016,17 +1016,18 @@ def test_children_are_the_leads_depth_1_spawns_only() -> None:
         spawn(seq=6, op="end", member="deep", depth=2, status="submitted"),
         spawn(seq=7, op="end", member="mine", parent="other", status="submitted"),
         spawn(seq=8, op="delete", member="mine", depth=2, reason="cancelled"),
+        spawn(seq=9, op="end", member="mine", status="errored", time=9.5),
     ]
     store = {RESULT_KEY: roster(LEAD), SPAWNS_KEY: {"version": 1, "entries": entries}}
     [child] = read_evidence(store).children
-    assert (child.member, child.ended, child.deleted, child.started, child.turns) == (
+    assert (child.member, child.ended, child.status, child.deleted, child.started) == (
         "mine",
-        None,
+        9.5,
+        "errored",
         None,
         False,
-        0,
     )
-    assert child.live is True
+    assert (child.turns, child.live) == (0, False)
 
 
 @pytest.mark.parametrize(
@@ -1279,6 +1280,7 @@ def test_an_artifacts_answer_is_one_integer_at_its_boundaries(
     [
         ("", {}),
         ("- a: 1", {"a": ["1"]}),
+        ("Answers:\n\n- a: 1\n", {"a": ["1"]}),  # lines that are no bullet are passed over
         ("* a: 1", {"a": ["1"]}),
         ("\ufeff* a: 1", {"a": ["1"]}),
         ("\ufeff\ufeff- a: 1", {}),  # one mark is dropped, not two
@@ -1708,7 +1710,7 @@ def tiny(
     return directory
 
 
-def refused(directory: Path) -> str:
+def refused(directory: Path | str) -> str:
     with pytest.raises(ConfigError) as caught:
         load_fixture(directory)
     return str(caught.value)
@@ -1731,6 +1733,15 @@ def test_a_fixture_of_the_shape_loads_whole(tmp_path: Path) -> None:
     assert fixture.shard_path(fixture.shards[1]) == directory.resolve() / "shards" / "b.csv"
 
 
+def test_a_string_that_is_no_shipped_name_is_a_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    directory = tiny(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    fixture = load_fixture("tiny")
+    assert (fixture.name, fixture.directory) == ("tiny", directory.resolve())
+
+
 def test_the_shipped_fixtures_are_found_by_name() -> None:
     assert fixture_names() == ("csv-metrics", "json-events")
     fixture = load_fixture("csv-metrics")
@@ -1750,7 +1761,7 @@ def test_a_path_that_is_no_fixture_directory_is_refused(tmp_path: Path) -> None:
         f"{tmp_path / 'empty' / 'fixture.json'}: missing; a fixture directory holds "
         "fixture.json, task.txt and shards/"
     )
-    for path in (tmp_path / "file", tmp_path / "nowhere"):
+    for path in (tmp_path / "file", tmp_path / "nowhere", str(tmp_path / "nowhere")):
         assert refused(path) == (
             f"fixture '{path}': neither a shipped fixture (csv-metrics, json-events) nor a "
             "directory"
