@@ -1513,6 +1513,27 @@ def test_provenance_fails_a_bullet_that_is_not_the_childs_integer() -> None:
     ]
 
 
+def test_provenance_judges_the_shards_after_one_without_a_bullet_or_a_reply() -> None:
+    evidence = two_run("- b.jsonl: 1234\n", ("worker-b", "1234"))
+    assert provenance(TWO, evidence) == rule_result(
+        True,
+        [],
+        {
+            "sourced": {"b.jsonl": "worker-b"},
+            "unsourced": [],
+            "mismatched": [],
+            "not_in_artifact": ["a.jsonl"],
+        },
+    )
+    evidence = two_run("- a.jsonl: 16\n- b.jsonl: 1234\n", ("worker-b", "1234"))
+    result = provenance(TWO, evidence)
+    assert (result.passed, result.details["sourced"], result.details["unsourced"]) == (
+        False,
+        {"b.jsonl": "worker-b"},
+        ["a.jsonl"],
+    )
+
+
 # -- the digests a score records and the seal (_digests) --------------------------------------
 
 NULL_DIGEST = "74234e98afe7498fb5daf1f36ac2d78acc339464f950703b8c019892f982b90b"
@@ -1657,6 +1678,15 @@ def test_the_earlier_digests_are_the_last_final_scores() -> None:
     assert earlier() is None
     assert earlier(score_event({"digests": first})) == first
     assert earlier(score_event({"digests": first}), score_event({"digests": second})) == second
+    # events that are no final score are passed over, not the end of the search
+    assert (
+        earlier(
+            InfoEvent(data="start"),
+            score_event({"digests": first}, intermediate=True),
+            score_event({"digests": second}),
+        )
+        == second
+    )
     assert (
         earlier(
             score_event({"digests": first}),
