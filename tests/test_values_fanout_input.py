@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextvars
 import hashlib
 import json
+import locale
 import math
 from pathlib import Path
 from typing import Any
@@ -1924,6 +1925,22 @@ def test_a_manifest_out_of_shape_is_refused_naming_the_field(case: str, tmp_path
     manifest, message = MANIFEST_REFUSALS[case]
     directory = tiny(tmp_path, manifest, files=("a.jsonl", "b.csv", "a.csv"))
     assert refused(directory) == f"{directory.resolve() / 'fixture.json'}: {message}"
+
+
+def test_a_fixture_is_read_as_utf8_whatever_the_locale(tmp_path: Path) -> None:
+    question = "Combien d'\u00e9v\u00e9nements ?"
+    manifest = _shard(0, question=question)
+    task = TINY_TASK.replace("How many?", question)
+    directory = tiny(
+        tmp_path, raw=json.dumps(manifest, ensure_ascii=False).encode(), task=task.encode()
+    )
+    saved = locale.setlocale(locale.LC_CTYPE)
+    locale.setlocale(locale.LC_CTYPE, "C")  # an ASCII locale: its default encoding fails here
+    try:
+        fixture = load_fixture(directory)
+    finally:
+        locale.setlocale(locale.LC_CTYPE, saved)
+    assert (fixture.shards[0].question, fixture.task) == (question, task)
 
 
 def test_a_shard_file_must_be_a_file(tmp_path: Path) -> None:
