@@ -33,26 +33,20 @@ __all__ = ["answer_integer", "numbers", "reply_integer"]
 
 _JOINERS = "\u00a0\u202f\u2009"
 """Spaces that are thousands separators when a digit and three digits surround them."""
-_JOINED = re.compile(rf"(?<=[0-9])[{_JOINERS}](?=[0-9]{{3}}(?![0-9]))")
-_SPLIT = re.compile(r"[\s:=]+")
+_JOINING = rf"(?<=[0-9])[{_JOINERS}](?=[0-9]{{3}}(?![0-9]))"
+_SPLIT = re.compile(rf"(?:(?!{_JOINING})[\s:=])+")
+"""A cut between words: a run of whitespace, ``:`` and ``=`` holding no joining space."""
 _LEAD = "'\"([{<*_`"
 _TRAIL = ".,;!?'\")]}>*_`"
 _SIGNS = "-+\u2212"
 _SEPARATORS = (",", *_JOINERS)
 _GROUPED = {sep: re.compile(rf"[0-9]{{1,3}}(?:{re.escape(sep)}[0-9]{{3}})+") for sep in _SEPARATORS}
 _PLAIN = re.compile(r"[0-9]+")
-_MARKS = "\ue000\ue001\ue002"
-"""Private-use stand-ins for the joining spaces while the text is cut into words."""
 
 
 def _words(text: str) -> list[str]:
-    marked = _JOINED.sub(lambda m: _MARKS[_JOINERS.index(m.group())], text)
-    words = []
-    for raw in _SPLIT.split(marked):
-        word = raw.translate(str.maketrans(_MARKS, _JOINERS)).lstrip(_LEAD).rstrip(_TRAIL)
-        if word:
-            words.append(word)
-    return words
+    trimmed = (raw.lstrip(_LEAD).rstrip(_TRAIL) for raw in _SPLIT.split(text))
+    return [word for word in trimmed if word]
 
 
 def _integer(word: str) -> int | None:

@@ -62,7 +62,7 @@ def parse_reads(raw: object) -> tuple[Reads | None, RecordReport]:
     """The reads record, validated (entries that fail a check are skipped and counted)."""
     if raw is None:
         return None, RecordReport(key=READS_KEY, present=False)
-    if not isinstance(raw, Mapping) or raw.get("version") != 1:
+    if not isinstance(raw, Mapping) or type(raw.get("version")) is not int or raw["version"] != 1:
         problem = "not a version 1 reads record"
         return None, RecordReport(key=READS_KEY, present=True, problem=problem)
     members = raw.get("members")
