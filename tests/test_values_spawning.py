@@ -8,6 +8,7 @@ The run's own counts are read through a plugin that records every ``SpawnRequest
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -38,21 +39,33 @@ from helpers import metrics, noop, result, run_scripted, tool_results
 
 
 class Recorder:
-    """Records every spawn request the kernel's limits decide and every receipt; decides
-    nothing."""
+    """Records every spawn request the kernel's limits decide (with the members the swarm's
+    view held), every receipt and every question whether a child replied (with the child's
+    state in the view); decides nothing."""
 
     def __init__(self) -> None:
         self.requests: list[SpawnRequest] = []
+        self.views: list[tuple[str, ...]] = []
         self.receipts: list[Receipt] = []
+        self.receipt_states: list[tuple[str | None, str | None]] = []
+        self.replied: list[tuple[str, str, str]] = []
 
     @hookimpl(tryfirst=True)
     def swarm_admit_spawn(self, view: Any, request: SpawnRequest) -> SpawnDecision | None:
         self.requests.append(request)
+        self.views.append(tuple(m.name for m in view.members))
         return None
 
     @hookimpl(tryfirst=True)
     def swarm_deliver_receipt(self, view: Any, receipt: Receipt) -> bool | None:
         self.receipts.append(receipt)
+        child = view.member(receipt.child)
+        self.receipt_states.append((child.state, child.status))
+        return None
+
+    @hookimpl(tryfirst=True)
+    def swarm_replied(self, view: Any, child: str, parent: str) -> bool | None:
+        self.replied.append((child, parent, view.member(child).state))
         return None
 
 
@@ -209,6 +222,7 @@ def test_max_live_admits_the_child_that_reaches_it_and_refuses_the_next(log_dir:
         req("lead", "b", 1, children=1, live_children=1, live_members=2, spawns=1),
         req("lead", "b", 1, children=1, live_members=1, spawns=1),
     ]
+    assert recorder.views == [("lead",), ("lead", "a"), ("lead", "a")]
     assert ledger_rows(sample) == [
         (1, "spawn", "a", "a", "lead", 1, "worker", "t", None, None),
         (2, "refused", None, "b", "lead", 1, "worker", "t", None, "max_live"),
@@ -349,6 +363,7 @@ def test_max_depth_admits_a_grandchild_at_it_and_refuses_one_deeper(log_dir: Pat
         (None, None, 6),
     ]
     assert [m["seen"]["via"] for m in log] == ["read", "notice", "read"]
+    assert all(isinstance(m["time"], float) and 0 < m["time"] < m["seen"]["time"] for m in log)
     # ... and the preamble and input of the grandchild: its task, and who spawned it
     first = first_call(sample, "g")
     assert [m.text for m in first.input[:1]] == ["Task G."]
@@ -486,6 +501,7 @@ def test_retries_live_names_and_refused_names(log_dir: Path) -> None:
         ("cancelled", 1),
         ("submitted", 3),
     ]
+    assert metrics(sample)["spawning"]["max_live_children"] == 1  # one at a time
 
 
 def test_retries_zero_refuses_the_first_respawn(log_dir: Path) -> None:
@@ -618,7 +634,13 @@ def test_receipts_say_how_each_child_ended(log_dir: Path) -> None:
     assert sorted(
         (r.child, r.parent, r.status, r.error_type, r.text) for r in recorder.receipts
     ) == [(c, "lead", status[c], error.get(c), texts[c]) for c in sorted(texts)]
+    # each receipt is handed over with a view in which its child has ended, with its status
+    children = [r.child for r in recorder.receipts]
+    assert sorted(zip(children, recorder.receipt_states, strict=True)) == [
+        (c, ("ended", status[c])) for c in sorted(texts)
+    ]
     log = sample.store["inspect_swarm:messages"]["messages"]
+    assert all(isinstance(m["time"], float) and m["time"] > 0 for m in log)
     receipts = sorted(
         (m["about"], m["sender"], m["recipient"], m["relationship"], m["status"], m["text"])
         for m in log
@@ -693,18 +715,19 @@ def test_a_cancelled_child_ends_at_once_and_an_orphan_after_its_call(log_dir: Pa
 
 
 def test_a_wait_for_children_returns_when_the_swarm_stops(log_dir: Path) -> None:
-    # peer submits at 2 s and stops the swarm while the lead waits for k (in a 5 s call); x's
+    # peer submits at 2 s and stops the swarm while the lead waits for k and j (in 5 s calls); x's
     # end at once does not end the wait: not every child has ended
     peer = member("swarm/worker", name="peer")
     scripts = {
-        "lead": [spawn("x"), spawn("k"), WAIT, submit("x")],
+        "lead": [spawn("x"), spawn("k"), spawn("j"), WAIT, submit("x")],
         "x": [submit("ok")],
         "k": [SLOW],
+        "j": [SLOW],
         "peer": [pause(2, submit("42"))],
     }
     sample = run(team(others=(peer,), budget={"grace": 0.5}), scripts, log_dir)
     assert tool_results(sample, "wait_for_children") == [
-        ("The swarm is stopping; 1 still running: k.", None)
+        ("The swarm is stopping; 2 still running: k, j.", None)
     ]
     assert result(sample)["stop_reason"] == "submitted"
     assert [(m["name"], m["status"]) for m in result(sample)["members"]] == [
@@ -712,6 +735,7 @@ def test_a_wait_for_children_returns_when_the_swarm_stops(log_dir: Path) -> None
         ("peer", "submitted"),
         ("x", "submitted"),
         ("k", "cancelled"),
+        ("j", "cancelled"),
     ]
     assert [(r[0], r[7], r[8]) for r in of(ledger_rows(sample), "k")] == [
         ("spawn", None, None),
@@ -723,33 +747,46 @@ def test_a_wait_for_children_returns_when_the_swarm_stops(log_dir: Path) -> None
 # -- the tools' own texts ------------------------------------------------------------------------
 
 
-def test_the_tools_texts_before_during_and_after_a_child(log_dir: Path) -> None:
+def test_the_tools_texts_before_during_and_after_children(log_dir: Path) -> None:
+    recorder = Recorder()
     lead = [
         call("list_children"),
         WAIT,
         call("cancel_child", name="a"),
         spawn("a"),
+        spawn("b"),
         call("list_children"),
         call("wait_for_children", timeout=0.5),
         call("cancel_child", name="zz"),
         call("cancel_child", name="lead"),  # its own name is no child's
         call("cancel_child", name="a"),
+        call("cancel_child", name="b"),
         WAIT,
         call("list_children"),
         call("cancel_child", name="a"),
         call("wait_for_children", timeout=float("inf")),
         submit("done"),
     ]
-    sample = run(team(), {"lead": lead, "a": [SLOW]}, log_dir)
+    sample = run(team(recorder), {"lead": lead, "a": [SLOW], "b": [SLOW]}, log_dir)
     assert tool_results(sample, "list_children") == [
         ("You have no children.", None),
-        ("- a [worker]: running; has not replied", None),
-        ("- a [worker]: ended (cancelled); has not replied", None),
+        ("- a [worker]: running; has not replied\n- b [worker]: running; has not replied", None),
+        (
+            "- a [worker]: ended (cancelled); has not replied\n"
+            "- b [worker]: ended (cancelled); has not replied",
+            None,
+        ),
+    ]
+    assert recorder.replied == [
+        ("a", "lead", "running"),
+        ("b", "lead", "running"),
+        ("a", "lead", "ended"),
+        ("b", "lead", "ended"),
     ]
     assert tool_results(sample, "wait_for_children") == [
         ("You have no children.", None),
-        ("1 still running after 0.5 s: a.", None),
-        (all_ended(1), None),
+        ("2 still running after 0.5 s: a, b.", None),
+        (all_ended(2), None),
         ("", "timeout must be a finite number of seconds, got inf"),
     ]
     assert tool_results(sample, "cancel_child") == [
@@ -757,6 +794,7 @@ def test_the_tools_texts_before_during_and_after_a_child(log_dir: Path) -> None:
         ("", "you have no running child called 'zz'."),
         ("", "you have no running child called 'lead'."),
         ("Cancelling a; you get a receipt when it has ended.", None),
+        ("Cancelling b; you get a receipt when it has ended.", None),
         ("", "you have no running child called 'a'."),
     ]
 
@@ -976,10 +1014,14 @@ def test_the_roster_names_members_uniquely_and_keeps_its_views_until_a_change() 
     from swarm._spec.roster import RosterEntry
     from swarm.records import MemberInfo
 
+    assert Roster([]).views() == ()
     spec = member("swarm/worker", role="r0", delivery="poll")
     roster = Roster([RosterEntry(spec=spec, info=MemberInfo(name="a"))])
     assert (roster.free_name("a"), roster.free_name("b")) == ("a~2", "b")
+    views = roster.views()
+    assert roster.views() is views  # nothing changed
     b = roster.add(spec, "a~2", parent="a", depth=1)
+    assert [v.name for v in roster.views()] == ["a", "a~2"]
     assert roster.free_name("a") == "a~3"
     c = roster.add(spec, "c", parent=None, depth=0, role="boss", delivery="notify")
     assert [(m.info.index, m.info.role, m.info.delivery) for m in (b, c)] == [
@@ -991,10 +1033,15 @@ def test_the_roster_names_members_uniquely_and_keeps_its_views_until_a_change() 
     assert [m.name for m in roster] == ["a", "a~2", "c"] and len(roster) == 3
     assert (roster.get(None), roster.get("zz"), roster.get("c")) == (None, None, c)
     views = roster.views()
-    assert roster.views() is views  # nothing changed
-    assert (views[1].parent, views[1].depth, views[1].state) == ("a", 1, "pending")
+    assert (views[1].parent, views[1].depth, views[1].state, views[1].delivery) == (
+        "a",
+        1,
+        "pending",
+        "poll",
+    )
     assert roster.any_pending()
     event = b.ended_event()
+    assert not event.is_set()
     roster.mark_running(b, 1.5)
     roster.mark_running(c, 2.0)
     assert roster.running == 2
@@ -1008,8 +1055,55 @@ def test_the_roster_names_members_uniquely_and_keeps_its_views_until_a_change() 
         3.0,
         True,
     )
-    assert c.ended_event().is_set() is False and b.ended_event().is_set()
+    roster.mark_ended(c, "errored", 3.5)  # its event made after its end: set at once
+    assert roster.running == 0 and c.ended_event().is_set()
+    assert roster.any_pending()  # a
     roster.mark_running(roster["a"], 4.0)
     assert not roster.any_pending()
-    b.gate_checks = 2
-    assert (b.view.gate_checks, roster.views()[1].gate_checks) == (2, 2)
+
+
+def test_a_new_member_starts_blank() -> None:
+    from swarm._run.members import RunMember
+    from swarm._spec.roster import RosterEntry
+    from swarm.records import MemberInfo
+
+    m = RunMember(RosterEntry(spec=member("swarm/worker"), info=MemberInfo(name="m", depth=1)))
+    blank = [
+        "status", "started", "ended", "error", "exception", "first_pass_time", "verified",
+        "scope", "agent_state", "delivery", "tap", "task", "done",
+    ]  # fmt: skip
+    assert [getattr(m, k) for k in blank] == [None] * len(blank)
+    assert (m.state, m.gate_checks, m.gate_passes, m.torn_down) == ("pending", 0, 0, False)
+    assert re.fullmatch(r"swarm-member-[0-9A-Za-z]{22}", m.span_id)
+    assert m.name == "m" and m.view.depth == 1
+
+
+@pytest.mark.parametrize(
+    ("attribute", "value", "shown"),
+    [
+        ("info", None, ("name", "z")),
+        ("state", "running", ("state", "running")),
+        ("status", "stopped", ("status", "stopped")),
+        ("started", 1.25, ("started", 1.25)),
+        ("ended", 2.5, ("ended", 2.5)),
+        ("delivery", "notify", ("delivery", "notify")),
+        ("gate_checks", 3, ("gate_checks", 3)),
+        ("gate_passes", 2, ("gate_passes", 2)),
+    ],
+)
+def test_a_members_view_follows_every_change_of_what_it_shows(
+    attribute: str, value: Any, shown: tuple[str, Any]
+) -> None:
+    from swarm._run.members import Roster
+    from swarm._spec.roster import RosterEntry
+    from swarm.records import MemberInfo
+
+    spec = member("swarm/worker", delivery="poll")
+    roster = Roster([RosterEntry(spec=spec, info=MemberInfo(name="m"))])
+    m = roster["m"]
+    before = m.view, roster.views()
+    assert m.view is before[0]  # kept until a change
+    setattr(m, attribute, MemberInfo(name="z") if attribute == "info" else value)
+    key, expected = shown
+    assert getattr(m.view, key) == expected
+    assert getattr(roster.views()[0], key) == expected
