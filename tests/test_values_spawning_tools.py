@@ -89,17 +89,19 @@ def test_a_cancelled_child_ends_at_once_and_an_orphan_after_its_call(log_dir: Pa
 
 
 def test_a_wait_for_children_returns_when_the_swarm_stops(log_dir: Path) -> None:
-    # peer submits at 2 s and stops the swarm while the lead waits for k and j (in 5 s calls); x's
-    # end at once does not end the wait: not every child has ended
+    # peer submits at 2 s and stops the swarm while the lead waits for k and j (in 8 s calls); x's
+    # end at once does not end the wait: not every child has ended.  The lead's next call is
+    # refused (stopped) and its end tears k and j down; the stop cancels them after its 2 s grace
     peer = member("swarm/worker", name="peer")
+    longer = pause(8, submit("late"))
     scripts = {
         "lead": [spawn("x"), spawn("k"), spawn("j"), WAIT, submit("x")],
         "x": [submit("ok")],
-        "k": [SLOW],
-        "j": [SLOW],
+        "k": [longer],
+        "j": [longer],
         "peer": [pause(2, submit("42"))],
     }
-    sample = run_scripted(team(others=(peer,), budget={"grace": 0.5}), scripts, log_dir)
+    sample = run_scripted(team(others=(peer,), budget={"grace": 2}), scripts, log_dir)
     assert tool_results(sample, "wait_for_children") == [
         ("The swarm is stopping; 2 still running: k, j.", None)
     ]
