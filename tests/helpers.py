@@ -301,8 +301,10 @@ def of(rows: list[tuple[Any, ...]], name: str) -> list[tuple[Any, ...]]:
     return [r[1:] for r in rows if r[2] == name or (r[2] is None and r[3] == name)]
 
 
-def spawned(name: str, renamed: str = "") -> str:
-    what = f"{name} (as {renamed}: {name} ran before)" if renamed else name
+def spawned(name: str, renamed: str = "", why: str = "") -> str:
+    """What ``spawn_child`` returns for a child asked for as ``name`` (``renamed``: the member
+    name it got instead, because a member that ended had it, or ``why``)."""
+    what = f"{name} (as {renamed}: {why or f'{name} ran before'})" if renamed else name
     return (
         f"Spawned {what} from template worker. It works on your task now and reports back to "
         "you; wait_for_children() waits for all of your children."

@@ -305,7 +305,7 @@ def test_retries_live_names_and_refused_names(log_dir: Path) -> None:
             "",
             "name: 'init' is reserved by Inspect (init, solvers and scorers name sample phases)",
         ),
-        (spawned("lead", "lead~2"), None),
+        (spawned("lead", "lead~2", "a running member is called lead"), None),
         (
             "",
             "spawn refused: a child of yours called 'lead' is still running; wait for it or "
