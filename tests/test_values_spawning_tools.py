@@ -118,6 +118,16 @@ def test_a_wait_for_children_returns_when_the_swarm_stops(log_dir: Path) -> None
         ("delete", None, "parent_ended"),
         ("end", "cancelled", None),
     ]
+    # their receipts reach a parent that has ended: never seen
+    log = sample.store["inspect_swarm:messages"]["messages"]
+    assert sorted(
+        (m["kind"], m["sender"], m["recipient"], m["status"], m["text"], m["seen"])
+        for m in log
+        if m["about"] in ("k", "j")
+    ) == [
+        ("receipt", c, "lead", "cancelled", f"[Receipt] Your child {c} was cancelled.", None)
+        for c in ("j", "k")
+    ]
 
 
 # -- the tools' own texts ------------------------------------------------------------------------
