@@ -495,3 +495,32 @@ def test_a_members_view_follows_every_change_of_what_it_shows(
     key, expected = shown
     assert getattr(m.view, key) == expected
     assert getattr(roster.views()[0], key) == expected
+
+
+def test_the_peak_of_live_children_counts_the_ends_between_spawns() -> None:
+    # two run, one ends, two more start: three at once at most (a refusal or a deletion is no
+    # end; the ledger's figures count each op by its cause)
+    from swarm._report.spawns import SpawnEntry, spawn_figures
+
+    def entry(seq: int, op: Any, **fields: Any) -> SpawnEntry:
+        return SpawnEntry(
+            seq=seq, time=float(seq), op=op, member=fields.pop("member", f"c{seq}"),
+            requested="c", parent="lead", depth=1, template="worker", **fields,
+        )  # fmt: skip
+
+    entries = [
+        entry(1, "spawn"),
+        entry(2, "spawn"),
+        entry(3, "end", status="submitted"),
+        entry(4, "refused", member=None, reason="max_live"),
+        entry(5, "delete", reason="cancelled"),
+        entry(6, "spawn"),
+        entry(7, "spawn"),
+    ]
+    assert spawn_figures(entries) == {
+        "spawns": 4,
+        "refused": {"max_live": 1},
+        "ended": {"submitted": 1},
+        "deleted": {"cancelled": 1},
+        "max_live_children": 3,
+    }
