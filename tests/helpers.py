@@ -7,11 +7,22 @@ from typing import Any
 import anyio
 from inspect_ai.agent import Agent, agent, react
 from inspect_ai.log import EvalSample
-from inspect_ai.model import GenerateConfig, ModelAPI
+from inspect_ai.model import ChatMessageUser, GenerateConfig, ModelAPI
 from inspect_ai.tool import Tool, tool
 from inspect_ai.util import sandboxenv
 
+from swarm import (
+    PluginCatalog,
+    Receipt,
+    SpawnDecision,
+    SpawnRequest,
+    get_plugin_manager,
+    hookimpl,
+    member,
+    swarm,
+)
 from swarm._faces.bwrap import BwrapSandboxEnvironment
+from swarm.testing import Step, call, pause, submit
 
 
 @tool
@@ -204,3 +215,124 @@ class SlowCopyBwrap(BwrapSandboxEnvironment):
     async def write_file(self, file: str, contents: str | bytes) -> None:
         await anyio.sleep(0.3)
         await super().write_file(file, contents)
+
+
+# -- spawning runs (tests/test_values_spawning*.py) ----------------------------------------------
+
+
+class Recorder:
+    """Records every spawn request the kernel's limits decide (with the members the swarm's
+    view held), every receipt and every question whether a child replied (with the child's
+    state in the view); decides nothing."""
+
+    def __init__(self) -> None:
+        self.requests: list[SpawnRequest] = []
+        self.views: list[tuple[str, ...]] = []
+        self.receipts: list[Receipt] = []
+        self.receipt_states: list[tuple[str | None, str | None]] = []
+        self.replied: list[tuple[str, str, str]] = []
+
+    @hookimpl(tryfirst=True)
+    def swarm_admit_spawn(self, view: Any, request: SpawnRequest) -> SpawnDecision | None:
+        self.requests.append(request)
+        self.views.append(tuple(m.name for m in view.members))
+        return None
+
+    @hookimpl(tryfirst=True)
+    def swarm_deliver_receipt(self, view: Any, receipt: Receipt) -> bool | None:
+        self.receipts.append(receipt)
+        child = view.member(receipt.child)
+        self.receipt_states.append((child.state, child.status))
+        return None
+
+    @hookimpl(tryfirst=True)
+    def swarm_replied(self, view: Any, child: str, parent: str) -> bool | None:
+        self.replied.append((child, parent, view.member(child).state))
+        return None
+
+
+def catalog(*plugins: object) -> PluginCatalog:
+    pm, sources = get_plugin_manager(load_entrypoints=False)
+    for i, plugin in enumerate(plugins):
+        pm.register(plugin, name=f"test-plugin-{i}")
+    return PluginCatalog(pm, sources)
+
+
+def team(
+    *plugins: object,
+    can_spawn: tuple[str, ...] = ("worker",),
+    child_can_spawn: tuple[str, ...] = ("worker",),
+    others: tuple[Any, ...] = (),
+    templates: dict[str, Any] | None = None,
+    **kwargs: Any,
+) -> Any:
+    """A lead that may spawn ``worker`` children (which may spawn ``worker`` in turn), with
+    ``plugins`` registered in-process."""
+    lead = member("swarm/worker", name="lead", can_spawn=list(can_spawn))
+    found = {"worker": member("swarm/worker", can_spawn=list(child_can_spawn))}
+    return swarm(
+        members=[lead, *others],
+        templates=found if templates is None else templates,
+        plugins=catalog(*plugins) if plugins else None,
+        **kwargs,
+    )
+
+
+FIELDS = ("seq", "op", "member", "requested", "parent", "depth", "template", "task", "status")
+
+
+def ledger_rows(sample: EvalSample) -> list[tuple[Any, ...]]:
+    """The spawn ledger's entries, every field but the time (checked here: from 0, in order,
+    within the run)."""
+    record = sample.store["inspect_swarm:spawns"]
+    assert record["version"] == 1
+    entries = record["entries"]
+    times = [e["time"] for e in entries]
+    assert all(isinstance(t, float) for t in times)
+    assert times == sorted(times)
+    assert all(0 < t <= metrics(sample)["wall_clock"] for t in times)
+    for e in entries:
+        assert set(e) == {*FIELDS, "time", "reason"}
+    return [(*(e[f] for f in FIELDS), e["reason"]) for e in entries]
+
+
+def of(rows: list[tuple[Any, ...]], name: str) -> list[tuple[Any, ...]]:
+    """The rows about member (or requested name) ``name``, without their seq."""
+    return [r[1:] for r in rows if r[2] == name or (r[2] is None and r[3] == name)]
+
+
+def spawned(name: str, renamed: str = "", why: str = "") -> str:
+    """What ``spawn_child`` returns for a child asked for as ``name`` (``renamed``: the member
+    name it got instead, because a member that ended had it, or ``why``)."""
+    what = f"{name} (as {renamed}: {why or f'{name} ran before'})" if renamed else name
+    return (
+        f"Spawned {what} from template worker. It works on your task now and reports back to "
+        "you; wait_for_children() waits for all of your children."
+    )
+
+
+def all_ended(n: int) -> str:
+    return (
+        f"All {n} of your children have ended; their replies and receipts are in read_messages()."
+    )
+
+
+def first_call(sample: EvalSample, name: str) -> Any:
+    """The first model call of member ``name``'s own loop (its input holds its preamble)."""
+    return next(
+        e
+        for e in sample.events
+        if e.event == "model"
+        and any(
+            isinstance(m, ChatMessageUser) and m.text.startswith(f"You are {name},")
+            for m in e.input
+        )
+    )
+
+
+def spawn(name: str, task: str = "t", **args: Any) -> Step:
+    return call("spawn_child", name=name, task=task, **args)
+
+
+WAIT = call("wait_for_children")
+SLOW = pause(5, submit("late"))  # cancelled long before it completes

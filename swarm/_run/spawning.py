@@ -164,11 +164,17 @@ class Spawner:
         self._all_ended.pop(parent.name, None)
         self._write("spawn", child.name, request, task=task)
         self._host.start_child(child)
-        renamed = "" if child.name == name else f" (as {child.name}: {name} ran before)"
+        renamed = "" if child.name == name else f" (as {child.name}: {self._taken(name)})"
         return (
             f"Spawned {name}{renamed} from template {template}. It works on your task now and "
             "reports back to you; wait_for_children() waits for all of your children."
         )
+
+    def _taken(self, name: str) -> str:
+        """Why a child asked for as ``name`` got another name: a member has it."""
+        if self._host.member(name).state == "ended":
+            return f"{name} ran before"
+        return f"a running member is called {name}"
 
     def _request(self, parent: RunMember, name: str, task: str, template: str) -> SpawnRequest:
         mine = self._children.get(parent.name, [])
