@@ -296,30 +296,33 @@ def test_the_spawn_budget_is_spawn_factor_times_the_shards_exactly(
 def test_dedup_replays_the_ledger_a_retry_after_an_end_is_no_duplicate_one_while_live_is() -> None:
     run = Run()
     run.spawn(W[0])  # seq 1
-    run.end(W[0])  # seq 2
-    run.spawn(W[0], member=f"{W[0]}~2")  # seq 3: the first ended, a retry
-    run.spawn(W[0], member=f"{W[0]}~3")  # seq 4: ~2 is live
-    run.spawn(W[0], member=f"{W[0]}~4")  # seq 5: ~2 and ~3 are live
-    run.spawn("helper")  # seq 6
-    run.spawn("helper", member="helper~2")  # seq 7: a helper name is no shard's
-    run.spawn(W[1])  # seq 8
-    run.spawn(W[1], member=W[1], record_member=False)  # seq 9: the same run again
-    run.refused(W[2], reason="max_children")  # seq 10
-    run.refused(W[3], reason="live_name")  # seq 11
-    run.refused(W[4], reason="live_name")  # seq 12
-    run.spawn(W[1], member="deep", parent=W[1], depth=2)  # seq 13: a grandchild
-    run.spawn(W[1], member="deep~2", parent=W[1], depth=2)  # seq 14
-    run.end("helper~2")  # seq 15
+    run.spawn(W[0], member="deep", parent=W[1], depth=2)  # seq 2: a grandchild, skipped
+    run.end(W[0])  # seq 3
+    run.spawn(W[0], member=f"{W[0]}~2")  # seq 4: the first ended, a retry
+    run.spawn(W[0], member=f"{W[0]}~3")  # seq 5: ~2 is live
+    run.spawn(W[0], member=f"{W[0]}~4")  # seq 6: ~2 and ~3 are live
+    run.spawn("helper")  # seq 7
+    run.spawn("helper", member="helper~2")  # seq 8: a helper name is no shard's
+    run.spawn(W[1])  # seq 9
+    run.spawn(W[1], member=W[1], record_member=False)  # seq 10: the same run again
+    run.refused(W[2], reason="max_children")  # seq 11
+    run.refused(W[3], reason="live_name")  # seq 12
+    run.refused(W[4], reason="live_name")  # seq 13
+    run.refused(W[5], reason="")  # seq 14
+    run.spawn(W[1], member="deep~2", parent=W[1], depth=2)  # seq 15
+    run.delete("helper")  # seq 16: a deletion is no spawn (nor an end)
+    run.end("helper~2")  # seq 17
+    run.end("helper~2")  # seq 18: the end of a child no longer live
     passed, failures, details = outcome(judged(run), "dedup")
     assert passed is False
     assert failures == [
         RuleFailure(
-            reason=f"spawned as {W[0]} (seq 4) while {W[0]}~2, spawned under that name, was live",
+            reason=f"spawned as {W[0]} (seq 5) while {W[0]}~2, spawned under that name, was live",
             shard=F[0],
             member=f"{W[0]}~3",
         ),
         RuleFailure(
-            reason=f"spawned as {W[0]} (seq 5) while {W[0]}~2, {W[0]}~3, spawned under that "
+            reason=f"spawned as {W[0]} (seq 6) while {W[0]}~2, {W[0]}~3, spawned under that "
             "name, was live",
             shard=F[0],
             member=f"{W[0]}~4",
@@ -327,21 +330,21 @@ def test_dedup_replays_the_ledger_a_retry_after_an_end_is_no_duplicate_one_while
     ]
     assert details == {
         "duplicate_spawns": [
-            {"requested": W[0], "member": f"{W[0]}~3", "seq": 4, "live": [f"{W[0]}~2"]},
+            {"requested": W[0], "member": f"{W[0]}~3", "seq": 5, "live": [f"{W[0]}~2"]},
             {
                 "requested": W[0],
                 "member": f"{W[0]}~4",
-                "seq": 5,
+                "seq": 6,
                 "live": [f"{W[0]}~2", f"{W[0]}~3"],
             },
         ],
         "total_spawns": 8,
         "spawn_budget": 16,
         "max_concurrent_children": 6,
-        "refused": {"live_name": 2, "max_children": 1},
+        "refused": {"": 1, "live_name": 2, "max_children": 1},
     }
     # refusals by reason, sorted by reason (not in the order they came)
-    assert list(details["refused"]) == ["live_name", "max_children"]
+    assert list(details["refused"]) == ["", "live_name", "max_children"]
 
 
 def test_a_name_spawned_again_under_another_name_stays_assigned_to_the_first() -> None:
@@ -670,6 +673,9 @@ def test_efficiency_counts_turns_with_cache_replays_and_children_with_grandchild
     run.spawn("ghost", record_member=False)  # a spawn with no run: spawned, with no figures
     run.add_member("adopted", parent=LEAD, depth=1, tokens=20)  # in the result record only
     run.add_member("peer", parent=None, depth=0, tokens=7)  # another roster member
+    # an end entry for the peer, which was never spawned: it is not a child for that
+    ending = {**run.spawns[0], "seq": len(run.spawns) + 1, "op": "end", "status": "cancelled"}
+    run.spawns.append(ending | {"member": "peer", "requested": "peer"})
     ledger(run, LEAD, calls=3, replays=2, errored=1, cost=0.01)
     ledger(run, W[0], calls=2, replays=1, errored=0, cost=0.004)
     ledger(run, W[1], calls=4, replays=0, errored=2, cost=0.003)
