@@ -572,6 +572,22 @@ def test_an_honest_run_proves_every_shard() -> None:
     )
 
 
+def test_a_task_or_message_naming_other_shards_files_is_no_leak() -> None:
+    """events-06.jsonl holds a 6, worker-events-03's answer: a name of the fixture's is no
+    number."""
+    assert E[2] == 6
+    run = honest(FIXTURE)
+    spawn = next(e for e in run.spawns if e["member"] == W[2])
+    spawn["task"] = f"Read shards/{F[2]}, not {F[5]}, and answer: {SHARDS[2].question}"
+    note = run.reply(LEAD, f"Leave {F[5]} alone.", recipient=W[2], relationship="parent")
+    note["time"] = reply_of(run, W[2])["time"] - TICK
+    assert outcome(judged(run), "proof_of_work") == (
+        True,
+        [],
+        {"proved": F, "provider": "bwrap", "overflow": False},
+    )
+
+
 def test_without_a_reads_record_or_with_unwatched_reads_no_shard_is_proved() -> None:
     run = honest(FIXTURE)
     run.reads = None
