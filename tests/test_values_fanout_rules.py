@@ -525,12 +525,19 @@ def test_proof_of_work_gives_each_shard_its_reason() -> None:
     run.end(W[5])
     run.spawn(W[5], member=f"{W[5]}~2")
     run.reply(f"{W[5]}~2", str(E[5]))
-    # shard 6: a child with no task at all; shard 7: honest
-    for index in (6, 7):
-        run.spawn(W[index])
-        run.read(W[index], f"shards/{F[index]}")
-        run.reply(W[index], str(E[index]))
-    run.spawns[-2]["task"] = None
+    # shard 6: a child with no task at all: proved
+    run.spawn(W[6])
+    run.spawns[-1]["task"] = None
+    run.read(W[6], f"shards/{F[6]}")
+    run.reply(W[6], str(E[6]))
+    # shard 7: the first child read and replied a wrong answer, its retry the right one: proved
+    run.spawn(W[7])
+    run.read(W[7], f"shards/{F[7]}")
+    run.reply(W[7], str(E[7] + 1))
+    run.end(W[7])
+    run.spawn(W[7], member=f"{W[7]}~2")
+    run.read(f"{W[7]}~2", f"shards/{F[7]}")
+    run.reply(f"{W[7]}~2", str(E[7]))
     assert run.reads is not None
     run.reads.append({**run.reads[-1], "seq": len(run.reads), "op": "overflow", "path": ""})
     passed, failures, details = outcome(judged(run), "proof_of_work")
