@@ -200,6 +200,19 @@ def test_the_explanation_lists_each_rule_five_failures_each_and_the_records_skip
     ]
 
 
+@pytest.mark.parametrize(
+    ("resolved", "line"),
+    [
+        (True, "resolved: yes"),
+        (False, "resolved: no (failed: coverage, delegation, proof_of_work)"),
+    ],
+)
+def test_the_explanation_begins_with_the_verdict(resolved: bool, line: str) -> None:
+    verdict = judged(honest(FIXTURE) if resolved else {})
+    assert verdict.resolved is resolved
+    assert verdict.explanation().splitlines()[0] == line
+
+
 def test_the_value_and_the_failed_rules_in_order() -> None:
     verdict = judge_store(FIXTURE, skipping_store(), catalog=plugged())
     assert list(verdict.value().items()) == [
