@@ -58,6 +58,7 @@ W = [s.worker for s in SHARDS]
 F = [s.file for s in SHARDS]
 E = [s.expected for s in SHARDS]
 OWN_RULES = ["coverage", "delegation", "dedup", "receipts", "provenance", "proof_of_work"]
+DIGEST = manifest_digest(FIXTURE)
 
 
 def catalog() -> PluginCatalog:
@@ -499,9 +500,6 @@ def rescored(store: dict[str, Any], earlier: dict[str, Any] | None, **arguments:
     return done.scores["fanout_rubric"]  # type: ignore[index]
 
 
-DIGEST = manifest_digest(FIXTURE)
-
-
 def test_a_rescore_of_unchanged_records_judges_them_again() -> None:
     store = honest(FIXTURE).store()
     now = records_digests(store)
@@ -606,9 +604,37 @@ def in_eval(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Score]:
             "16 spawns": {"records": spawning(16).store()},
             "17 spawns": {"records": spawning(17).store()},
             "unwritten": {"records": unwritten.store()},
+            "own solver": {"records": honest(FIXTURE).store(), "seal": False},
         },
     )
     return scores(log)
+
+
+def test_in_a_sample_the_scorer_judges_the_records_the_kernel_sealed(
+    in_eval: dict[str, Score],
+) -> None:
+    judged_store = spawning(16).store()
+    assert (in_eval["16 spawns"].metadata or {})["digests"] == {
+        "fixture": DIGEST,
+        **records_digests(judged_store),
+        "judged": "sealed by the kernel",
+    }
+    unsealed = in_eval["own solver"]
+    why = (
+        "no swarm wrote this sample's records in this eval (the kernel sealed none): a solver "
+        "that is not a swarm, or records written by something else"
+    )
+    assert (unsealed.value, unsealed.reason, unsealed.explanation, unsealed.metadata) == (
+        {**dict.fromkeys(OWN_RULES, False), "resolved": False},
+        "scoring_failed",
+        f"unscorable: {why}",
+        {
+            "fixture": "json-events",
+            "resolved": False,
+            "unscorable": why,
+            "digests": {"fixture": DIGEST},
+        },
+    )
 
 
 def test_the_scorers_default_spawn_budget_is_twice_the_shards(in_eval: dict[str, Score]) -> None:
