@@ -10,6 +10,7 @@ member on the scripted model.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -500,11 +501,23 @@ def rescored(store: dict[str, Any], earlier: dict[str, Any] | None, **arguments:
     return done.scores["fanout_rubric"]  # type: ignore[index]
 
 
+@pytest.fixture
+def two_rules() -> Iterator[None]:
+    """Two rules, ``zz`` and ``aa``, added by a plugin on the process-wide catalog (the one the
+    Inspect scorer asks)."""
+    pm = plugin_catalog().pm
+    rules = [RubricRule(name=name, check=result(True)) for name in ("zz", "aa")]
+    pm.register(Rules(*rules), name="two-rules")
+    yield
+    pm.unregister(name="two-rules")
+
+
+@pytest.mark.usefixtures("two_rules")
 def test_a_rescore_of_unchanged_records_judges_them_again() -> None:
     store = honest(FIXTURE).store()
     now = records_digests(store)
     found = rescored(store, {"fixture": DIGEST, **now, "judged": "sealed by the kernel"})
-    assert found.value == {**dict.fromkeys(OWN_RULES, True), "resolved": True}
+    assert found.value == {**dict.fromkeys([*OWN_RULES, "aa", "zz"], True), "resolved": True}
     assert (found.metadata or {})["digests"] == {
         "fixture": DIGEST,
         **now,
@@ -563,16 +576,9 @@ def test_a_rescore_of_changed_records_names_them() -> None:
     assert str(caught.value) == refusal.format("unknown")
 
 
+@pytest.mark.usefixtures("two_rules")
 def test_a_rescore_no_earlier_score_vouches_for_is_unscorable_with_every_rule() -> None:
-    pm = plugin_catalog().pm
-    pm.register(
-        Rules(RubricRule(name="zz", check=result(True)), RubricRule(name="aa", check=result(True))),
-        name="two-rules",
-    )
-    try:
-        found = rescored(honest(FIXTURE).store(), None)
-    finally:
-        pm.unregister(name="two-rules")
+    found = rescored(honest(FIXTURE).store(), None)
     why = "no earlier fan-out score of this sample recorded the digests of its records"
     assert list((found.value or {}).items()) == [  # type: ignore[union-attr]
         *((name, False) for name in [*OWN_RULES, "aa", "zz", "resolved"])
