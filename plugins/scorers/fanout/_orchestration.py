@@ -38,7 +38,7 @@ def _kept(evidence: Evidence, child: Child) -> bool:
     return bool(reached)
 
 
-def _why_not(evidence: Evidence, child: Child, claims: set[str]) -> str:
+def _why_not(child: Child, claims: set[str]) -> str:
     if len(claims) > 1:
         return f"{child.member} is claimed by {len(claims)} shards ({', '.join(sorted(claims))})"
     if not child.started:
@@ -71,7 +71,7 @@ def delegation(fixture: Fixture, evidence: Evidence) -> RuleResult:
         if len(claims) > 1:
             shared.append(child.member)
         for worker in claims:
-            reasons.setdefault(worker, []).append(_why_not(evidence, child, claims))
+            reasons.setdefault(worker, []).append(_why_not(child, claims))
     failures = []
     for shard in fixture.shards:
         if shard.worker in verified:

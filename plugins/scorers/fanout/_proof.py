@@ -94,9 +94,7 @@ def _check_shard(
         if not leaks:
             return None
         why.append(f"{child.member}: the answer reached it from elsewhere: {'; '.join(leaks)}")
-    return RuleFailure(
-        reason="; ".join(why), shard=shard.file, member=children[-1].member if children else None
-    )
+    return RuleFailure(reason="; ".join(why), shard=shard.file, member=children[-1].member)
 
 
 def proof_of_work(fixture: Fixture, evidence: Evidence) -> RuleResult:
