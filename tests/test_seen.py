@@ -188,14 +188,16 @@ def stopping_swarm(
     lead_call: Step, scripts: dict[str, list[Step]], children: tuple[str, ...] = ("a", "b")
 ) -> EvalSample:
     """A lead with children and a second roster member, ``quick``, whose submission stops the
-    swarm at 0.4 s while the lead's ``lead_call`` is in flight (it returns at 0.8 s)."""
+    swarm at 2 s while the lead's ``lead_call`` is in flight (it returns at 4 s from its start,
+    after the spawns: a loaded machine, a mutation run's tracing, must not let the stop come
+    before the call is sent)."""
     lead = [
         *[call("spawn_child", name=c, task="t") for c in children],
-        pause(0.8, lead_call),
+        pause(4.0, lead_call),
         submit("never sent"),
     ]
     return run(
-        {"lead": lead, "quick": [pause(0.4, submit("42"))], **scripts},
+        {"lead": lead, "quick": [pause(2.0, submit("42"))], **scripts},
         members=[
             member("swarm/worker", name="lead", can_spawn=["worker"]),
             member("swarm/worker", name="quick"),
