@@ -1,5 +1,5 @@
-"""Mutation testing of the kernel's accounting and records, the bus, the waits and the built-in
-controllers and channels, with mutmut.
+"""Mutation testing of the kernel's accounting and records, the bus, the waits, spawning, the
+built-in controllers and channels and the fan-out rubric, with mutmut.
 
     scripts/mutation.sh                        every module (one worker)
     scripts/mutation.sh swarm/_caps.py         one module (or several)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Mutation testing (mutmut) of the accounting, records, bus, waits, board and built-in
-# controllers and channels: scripts/mutation.sh [MODULE...] [--only PATTERN] [--report];
+# Mutation testing (mutmut) of the accounting, records, bus, waits, board, built-in controllers and
+# channels, spawning and the fan-out rubric: scripts/mutation.sh [MODULE...] [--only PATTERN] [--report];
 # see docs/mutation.md.  It runs in the test virtualenv that scripts/test.sh makes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
