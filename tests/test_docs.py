@@ -90,6 +90,9 @@ def test_every_example_is_shown_running() -> None:
             "mutation-channels.md",
             "mutation-waits.md",
             "mutation-board.md",
+            "mutation-spawning.md",
+            "mutation-messages.md",
+            "mutation-fanout.md",
         )
     ],
     ids=lambda p: p.name,
