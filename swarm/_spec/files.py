@@ -49,14 +49,14 @@ class _Loader(yaml.SafeLoader):
 
     _depth = -1
 
-    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
         self._depth += 1
         try:
             if self._depth >= MAX_DEPTH and self.check_event(
                 yaml.SequenceStartEvent, yaml.MappingStartEvent
             ):
                 raise _TooDeep
-            return super().compose_node(parent, index)  # type: ignore[no-any-return]
+            return super().compose_node(parent, index)
         finally:
             self._depth -= 1
 
