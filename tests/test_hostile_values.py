@@ -50,7 +50,7 @@ EXPECTED = "expected [count, seconds] (a whole count >= 1, finite seconds > 0) o
         ("[1, .inf]", "[1, inf]"),
         ("[1, .nan]", "[1, nan]"),
         ("[1, null]", "[1, None]"),
-        ("[2.0, 60]", "[2.0, 60]"),
+        ("[1.5, 60]", "[1.5, 60]"),
         ("[0, 60]", "[0, 60]"),
         ("[1, 0]", "[1, 0]"),
         ("[1, -1]", "[1, -1]"),
@@ -75,8 +75,8 @@ def test_a_good_rate_is_read_as_a_whole_count_and_float_seconds(name: str) -> No
     from swarm.plugins.channels.shared_memory import shared_memory
 
     make = {"messages": messages, "shared_memory": shared_memory}[name]
-    rates = [make(rate=r).rate for r in ([1, 0.5], (3, 2), [60, 60.0], None)]
-    assert rates == [(1, 0.5), (3, 2.0), (60, 60.0), None]
+    rates = [make(rate=r).rate for r in ([1, 0.5], (3, 2), [2.0, 60.0], None)]
+    assert rates == [(1, 0.5), (3, 2.0), (2, 60.0), None]
     assert [type(n).__name__ for rate in rates if rate is not None for n in rate] == [
         "int",
         "float",
