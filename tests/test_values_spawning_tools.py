@@ -171,7 +171,7 @@ def test_the_tools_texts_before_during_and_after_children(log_dir: Path) -> None
     ]
     assert tool_results(sample, "wait_for_children") == [
         ("You have no children.", None),
-        ("2 still running after 0.5 s: a, b.", None),
+        ("2 still running after 1 s: a, b.", None),  # 0.5 s is clamped to 1
         (all_ended(2), None),
         ("", "timeout must be a finite number of seconds, got inf"),
     ]

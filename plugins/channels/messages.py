@@ -37,6 +37,7 @@ from swarm import (
 )
 
 from ._mailbox import Entry, Mailbox, page, relationship, shown_size
+from ._rate import checked_rate
 
 NAME = "messages"
 Routes = Literal["family", "all"]
@@ -317,23 +318,13 @@ def messages(
         raise ConfigError(
             f"messages.max_bytes: expected a whole number in [1, 1000000], got {max_bytes!r}"
         )
-    checked_rate: tuple[int, float] | None = None
-    if rate is not None:
-        if not (isinstance(rate, list | tuple) and len(rate) == 2):
-            raise ConfigError(f"messages.rate: expected [count, seconds] or null, got {rate!r}")
-        checked_rate = (int(rate[0]), float(rate[1]))
-        if checked_rate[0] != rate[0] or checked_rate[0] < 1 or not checked_rate[1] > 0:
-            raise ConfigError(
-                f"messages.rate: expected [count, seconds], a whole count >= 1 and seconds > 0, "
-                f"got {rate!r}"
-            )
     if (
         isinstance(max_wait, bool)
         or not isinstance(max_wait, int | float)
         or not 1 <= max_wait <= 3600
     ):
         raise ConfigError(f"messages.max_wait: expected seconds in [1, 3600], got {max_wait!r}")
-    return Messages(routes, max_bytes, checked_rate, float(max_wait))
+    return Messages(routes, max_bytes, checked_rate(rate, "messages.rate"), float(max_wait))
 
 
 @hookimpl

@@ -8,7 +8,6 @@ control and the board's own bounds; members in notify mode get notices naming wh
 
 from __future__ import annotations
 
-import math
 from typing import Any, Literal, get_type_hints
 
 from inspect_ai.tool import Tool, ToolError, tool
@@ -28,6 +27,7 @@ from swarm import (
 
 from ._board import Board, BoardError
 from ._board_page import fitted_view
+from ._rate import checked_rate
 
 NAME = "shared_memory"
 Command = Literal["view", "create", "str_replace", "insert", "append", "delete", "rename"]
@@ -214,27 +214,6 @@ def shared_memory_tool() -> Tool:
     return execute
 
 
-def _rate(value: object) -> tuple[int, float] | None:
-    if value is None:
-        return None
-    if (
-        isinstance(value, list | tuple)
-        and len(value) == 2
-        and isinstance(value[0], int)
-        and not isinstance(value[0], bool)
-        and isinstance(value[1], int | float)
-        and not isinstance(value[1], bool)
-        and value[0] >= 1
-        and math.isfinite(value[1])
-        and value[1] > 0
-    ):
-        return int(value[0]), float(value[1])
-    raise ConfigError(
-        f"shared_memory.rate: expected [count, seconds] (a whole count >= 1, finite seconds "
-        f"> 0) or null, got {value!r}"
-    )
-
-
 def shared_memory(
     max_files: int = 100,
     max_file_bytes: int = 16_000,
@@ -264,7 +243,7 @@ def shared_memory(
         max_file_lines=max_file_lines,
         max_board_bytes=max_board_bytes,
     )
-    return SharedMemory(board, _rate(rate), float(max_wait))
+    return SharedMemory(board, checked_rate(rate, "shared_memory.rate"), float(max_wait))
 
 
 @hookimpl

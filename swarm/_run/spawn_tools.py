@@ -17,7 +17,7 @@ from swarm._run.identity import member_context
 from swarm._run.members import Roster
 from swarm._run.spawning import Spawner, spawner_context
 from swarm._run.tools import swarm_wait
-from swarm._run.waits import Waits
+from swarm._run.waits import Waits, clamped_timeout
 
 __all__ = ["kernel_tool_kind", "kernel_tools", "spawn_tools"]
 
@@ -88,12 +88,14 @@ def wait_for_children() -> Tool:
         read_messages), instead of polling.
 
         Args:
-            timeout: the most seconds to wait (omit: 600).
+            timeout: the most seconds to wait, 1 to 600 (omit: 600).
         """
         if not math.isfinite(timeout):
             raise ToolError(f"timeout must be a finite number of seconds, got {timeout!r}")
         spawner, member = _caller()
-        return await spawner.wait(member, timeout if timeout > 0 else 600.0)
+        return await spawner.wait(
+            member, 600.0 if timeout == 0 else clamped_timeout(timeout, 600.0)
+        )
 
     execute.__annotations__ = get_type_hints(execute)  # Inspect reads them on every call
     return execute

@@ -63,14 +63,14 @@ def swarm_wait() -> Tool:
         Args:
             path: a shared file or directory to watch, or a file id such as f-3; omit it to
                 watch everything.
-            timeout: the most seconds to wait (omit for the swarm's max_wait, the maximum).
+            timeout: the most seconds to wait, 1 to the swarm's max_wait (omit: max_wait).
         """
         if not math.isfinite(timeout):  # JSON from a model may hold NaN or Infinity
             raise ToolError(f"timeout must be a finite number of seconds, got {timeout!r}")
         waits = waits_context.get()
         if waits is None:
             return "There is nothing to wait for outside a swarm."
-        return await waits.wait(path or None, timeout if timeout > 0 else None)
+        return await waits.wait(path or None, None if timeout == 0 else timeout)
 
     execute.__annotations__ = get_type_hints(execute)  # Inspect reads them on every call
     return execute

@@ -21,11 +21,17 @@ from swarm._run.bus import Bus
 from swarm._run.ports import RunPort
 from swarm.records import Record, WaitNews
 
-__all__ = ["OUTCOMES", "Waits", "waits_context"]
+__all__ = ["OUTCOMES", "Waits", "clamped_timeout", "waits_context"]
 
 OUTCOMES = ("news", "all_waiting", "stopping", "timeout", "cancelled")
 
 waits_context: ContextVar[Waits | None] = ContextVar("swarm_waits", default=None)
+
+
+def clamped_timeout(timeout: float, longest: float) -> float:
+    """A model's ``timeout`` within [1, ``longest``] seconds: a negative one (or NaN, which the
+    tools refuse before) waits the shortest time, never the longest."""
+    return min(float(timeout), longest) if timeout >= 1.0 else 1.0
 
 
 class _Waiter:
@@ -142,7 +148,7 @@ class Waits:
         """Run one ``swarm_wait`` call for the calling loop and return what the model reads."""
         loop = self._bus.acting_loop()
         max_wait = self._max_wait
-        effective = max_wait if timeout is None else min(max(float(timeout), 1.0), max_wait)
+        effective = max_wait if timeout is None else clamped_timeout(timeout, max_wait)
         own = not loop.nested
         if own and self.waiting(loop.member):
             raise ToolError(f"{loop.member} is already waiting: one wait at a time.")

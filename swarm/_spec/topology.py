@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import tomllib
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 import attrs
-import yaml
 
 from swarm._checks import number_problem
 from swarm._hooks.catalog import PluginCatalog, PluginKind
 from swarm._spec.budget import Budget, budget_from
+from swarm._spec.files import parsed_topology_file
 from swarm._spec.roster import MemberSpec, checked_member, expand_roster
 from swarm._spec.sandboxes import Sandboxes, sandboxes_from
 from swarm._spec.spawning import Spawning, check_spawn_names, spawning_from, templates_from
@@ -91,15 +90,6 @@ class SwarmSpec:
         )
 
 
-def _yaml_problem(ex: yaml.YAMLError) -> str:
-    """A YAML error as ``line L, column C: problem (context)``."""
-    if isinstance(ex, yaml.MarkedYAMLError) and ex.problem_mark is not None:
-        mark = ex.problem_mark
-        context = f" ({ex.context})" if ex.context else ""
-        return f"line {mark.line + 1}, column {mark.column + 1}: {ex.problem}{context}"
-    return str(ex)
-
-
 def load_topology(path: str | Path) -> dict[str, Any]:
     """Read a topology file (``.yaml``, ``.yml`` or ``.toml``) into a mapping.
 
@@ -110,16 +100,7 @@ def load_topology(path: str | Path) -> dict[str, Any]:
     p = Path(path)
     if p.suffix not in (".yaml", ".yml", ".toml"):
         raise ConfigError(f"{p}: a topology file's name ends in .yaml, .yml or .toml")
-    try:
-        text = p.read_text()
-    except OSError as ex:
-        raise ConfigError(f"{p}: cannot read the topology file: {ex.strerror}") from None
-    try:
-        data: object = tomllib.loads(text) if p.suffix == ".toml" else yaml.safe_load(text)
-    except yaml.YAMLError as ex:
-        raise ConfigError(f"{p}: not valid YAML: {_yaml_problem(ex)}") from None
-    except tomllib.TOMLDecodeError as ex:
-        raise ConfigError(f"{p}: not valid TOML: {ex}") from None
+    data = parsed_topology_file(p)
     if not isinstance(data, Mapping):
         raise ConfigError(f"{p}: a topology file holds a mapping with keys members, controller...")
     extra = sorted(set(data) - _TOPOLOGY_KEYS)

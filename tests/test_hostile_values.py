@@ -1,0 +1,124 @@
+"""Hostile values (issue 21): a channel's ``rate`` checked strictly and the same way for every
+built-in channel, and a model's negative wait timeouts clamped to the shortest wait.
+
+Before the fix ``messages`` took ``rate: [true, 60]`` and ``[1, "60"]``, and refused infinite,
+NaN and null counts with a Python exception's text (``OverflowError``, ``ValueError``,
+``TypeError``); ``swarm_wait(timeout=-5)`` waited the channel's longest wait and
+``wait_for_children(timeout=-5)`` 600 s.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from inspect_ai.log import EvalSample
+
+from swarm import ConfigError, channel, member, swarm
+from swarm.testing import call, submit
+
+from helpers import (
+    SLOW,
+    WAIT,
+    all_ended,
+    comm_events,
+    run_scripted,
+    shm_worker,
+    spawn,
+    team,
+    tool_results,
+)
+
+EXPECTED = "expected [count, seconds] (a whole count >= 1, finite seconds > 0) or null"
+
+
+# -- a channel's rate --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["messages", "shared_memory"])
+@pytest.mark.parametrize(
+    ("rate", "shown"),
+    [
+        ("[true, 60]", "[True, 60]"),
+        ("[1, '60']", "[1, '60']"),
+        ("['1', 60]", "['1', 60]"),
+        ("[1, true]", "[1, True]"),
+        ("[.inf, 60]", "[inf, 60]"),
+        ("[.nan, 60]", "[nan, 60]"),
+        ("[null, 60]", "[None, 60]"),
+        ("[1, .inf]", "[1, inf]"),
+        ("[1, .nan]", "[1, nan]"),
+        ("[1, null]", "[1, None]"),
+        ("[1.5, 60]", "[1.5, 60]"),
+        ("[0, 60]", "[0, 60]"),
+        ("[1, 0]", "[1, 0]"),
+        ("[1, -1]", "[1, -1]"),
+        ("[1]", "[1]"),
+        ("{count: 1, seconds: 60}", "{'count': 1, 'seconds': 60}"),
+        ("fast", "'fast'"),
+    ],
+)
+def test_a_bad_rate_in_a_topology_file_names_the_field(
+    tmp_path: Path, name: str, rate: str, shown: str
+) -> None:
+    path = tmp_path / "topology.yaml"
+    path.write_text(f"members: {{factory: react}}\nchannels: [{{name: {name}, rate: {rate}}}]\n")
+    with pytest.raises(ConfigError) as info:
+        swarm(config=path)
+    assert str(info.value) == f"{path}: channels[0]: {name}.rate: {EXPECTED}, got {shown}"
+
+
+@pytest.mark.parametrize("name", ["messages", "shared_memory"])
+def test_a_good_rate_is_read_as_a_whole_count_and_float_seconds(name: str) -> None:
+    from swarm.plugins.channels.messages import messages
+    from swarm.plugins.channels.shared_memory import shared_memory
+
+    make = {"messages": messages, "shared_memory": shared_memory}[name]
+    rates = [make(rate=r).rate for r in ([1, 0.5], (3, 2), [2.0, 60.0], None)]
+    assert rates == [(1, 0.5), (3, 2.0), (2, 60.0), None]
+    assert [type(n).__name__ for rate in rates if rate is not None for n in rate] == [
+        "int",
+        "float",
+    ] * 3
+
+
+# -- negative wait timeouts --------------------------------------------------------------------
+
+
+def waited(sample: EvalSample) -> list[tuple[Any, ...]]:
+    return [
+        (e["member"], e["timeout"]["requested"], e["timeout"]["effective"], e["outcome"])
+        for e in comm_events(sample, "waited")
+    ]
+
+
+def test_a_negative_swarm_wait_timeout_is_one_second(log_dir: Path) -> None:
+    # a lone member that waits finds everyone waiting at once: the wait reports its timeout
+    # without sleeping through it
+    scripts = {"waiter": [call("swarm_wait", timeout=-5), submit("w")]}
+    sample = run_scripted(
+        swarm(
+            members=[member(shm_worker, name="waiter")],
+            channels=[channel("shared_memory", max_wait=30)],
+        ),
+        scripts,
+        log_dir,
+    )
+    assert waited(sample) == [("waiter", -5.0, 1.0, "all_waiting")]
+
+
+def test_a_negative_wait_for_children_timeout_waits_one_second(log_dir: Path) -> None:
+    # the child sleeps 5 s: a 1 s wait ends with it running, a 600 s one would see it end
+    lead = [
+        spawn("a"),
+        call("wait_for_children", timeout=-5),
+        call("cancel_child", name="a"),
+        WAIT,
+        submit("done"),
+    ]
+    sample = run_scripted(team(), {"lead": lead, "a": [SLOW]}, log_dir)
+    assert tool_results(sample, "wait_for_children") == [
+        ("1 still running after 1 s: a.", None),
+        (all_ended(1), None),
+    ]
