@@ -163,7 +163,8 @@ class _Manifest:
 
     def file_name(self, data: dict[str, Any], key: str, field: str) -> str:
         value = self.text(data, key, field)
-        if value != PurePath(value).name or "\\" in value or value in (".", ".."):
+        # "." has no name, so only ".." needs its own test
+        if value != PurePath(value).name or "\\" in value or value == "..":
             self.fail(field, f"expected a bare file name (no folders), got {value!r}")
         return value
 
