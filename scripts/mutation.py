@@ -245,8 +245,13 @@ def main() -> None:
         record(summary, collect(directory))
         summary_path.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
     report(summary, wanted or None)
-    print(f"\nnot killed: {summary_path.relative_to(ROOT)}; see one with mutmut show NAME in")
-    print(f"{base.relative_to(ROOT)}/<group>")
+    print(f"\nnot killed: {shown(summary_path)}; see one with mutmut show NAME in")
+    print(f"{shown(base)}/<group>")
+
+
+def shown(path: Path) -> str:
+    """A path relative to the checkout where it is inside it (``--dir`` may be elsewhere)."""
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
 if __name__ == "__main__":
