@@ -11,7 +11,7 @@ from inspect_ai.agent import Agent, agent
 from inspect_ai.dataset import Sample
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 from inspect_ai.solver import Generate, TaskState, solver
-from inspect_ai.util import span, suspend_token_limit
+from inspect_ai.util import current_span_id, span, suspend_token_limit
 
 from swarm._inspect import private
 from swarm.testing import scripted_model
@@ -34,7 +34,7 @@ def test_each_private_reader_works_inside_a_sample() -> None:
                 seen["suspended_inside"] = private.token_metering_suspended()
             async with span("outer", type="agent"):
                 seen["agent_span"] = private.current_agent_span_id()
-                seen["span"] = private.current_span_id()
+                seen["span"] = current_span_id()  # public
             seen["task_state"] = private.running_task_state()
             seen["state"] = state
             return state

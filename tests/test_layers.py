@@ -4,8 +4,9 @@ and those inside functions too).
 Lowest first: ``_inspect`` (Inspect's private API, which the exceptions build on) < the
 contract (errors, records, serialization, hookspecs) < ``_hooks`` (plugin machinery) < ``_spec``
 (what to run) < ``_accounts`` (what it costs) < ``_report`` (record builders) < ``_run`` (one
-sample's runtime) < the faces (the agent, the CLI, ``testing``, ``analysis``, ``timeline``, the
-public package) < the built-in plugins.
+sample's runtime) < ``_faces`` (the agent, ``swarm/worker``, the ``bwrap`` provider) < the public
+package < the tools built on it (``demo``, ``testing``, ``analysis``, ``timeline``) < the CLI <
+the ``inspect_ai`` entry point (``_entry_point``, which registers them all) < the built-in plugins.
 A module imports only its own layer and lower ones, no module is on an import cycle, the
 built-in plugins import only the public ``swarm`` package, and the hookspecs only the contract.
 docs/architecture.md draws the same picture.
@@ -39,18 +40,11 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("accounts", ("swarm._accounts",)),
     ("report", ("swarm._report",)),
     ("run", ("swarm._run",)),
-    (
-        "faces",
-        (
-            "swarm._faces",
-            "swarm.cli",
-            "swarm.demo",
-            "swarm.testing",
-            "swarm.analysis",
-            "swarm.timeline",
-            "swarm",
-        ),
-    ),
+    ("faces", ("swarm._faces",)),
+    ("api", ("swarm",)),
+    ("tools", ("swarm.demo", "swarm.testing", "swarm.analysis", "swarm.timeline")),
+    ("cli", ("swarm.cli",)),
+    ("entry point", ("swarm._entry_point",)),
     ("plugins", ("swarm.plugins",)),
 ]
 CONTRACT = LAYERS[1][1]
@@ -212,6 +206,25 @@ def test_the_rules_on_a_synthetic_graph() -> None:
         "swarm.hookspecs (contract) imports swarm._hooks.calls (hooks), a higher layer",
         "swarm.hookspecs imports swarm._hooks.calls: it may use only the contract",
         "swarm.plugins.channels.x imports swarm._run.bus: plugins use only `swarm`",
+    ]
+
+
+def test_a_face_importing_a_higher_face_is_caught() -> None:
+    # the Inspect agent may not use the CLI, nor the public package its own faces: only the entry
+    # point (the top) brings them together
+    graph = {
+        "swarm._faces.agent": {"swarm.cli", "swarm"},
+        "swarm.testing._scripted": {"swarm.cli._errors"},
+        "swarm._entry_point": {"swarm.cli", "swarm.demo", "swarm._faces.agent"},
+        "swarm.cli": set(),
+        "swarm.cli._errors": set(),
+        "swarm.demo": set(),
+        "swarm": set(),
+    }
+    assert violations(graph) == [
+        "swarm._faces.agent (faces) imports swarm (api), a higher layer",
+        "swarm._faces.agent (faces) imports swarm.cli (cli), a higher layer",
+        "swarm.testing._scripted (tools) imports swarm.cli._errors (cli), a higher layer",
     ]
 
 

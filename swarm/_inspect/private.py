@@ -20,7 +20,6 @@ __all__ = [
     "PrerequisiteError",
     "UsageTap",
     "current_agent_span_id",
-    "current_span_id",
     "register_as",
     "registry_lookup",
     "running_task_state",
@@ -65,13 +64,6 @@ def tool_output_limit() -> int | None:
 def current_agent_span_id() -> str | None:
     """The id of the innermost agent span of the calling task."""
     from inspect_ai.util._span import current_agent_span_id as span_id
-
-    return span_id()
-
-
-def current_span_id() -> str | None:
-    """The id of the innermost span of the calling task."""
-    from inspect_ai.util._span import current_span_id as span_id
 
     return span_id()
 

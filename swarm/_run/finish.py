@@ -23,11 +23,10 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from inspect_ai.log import transcript
-from inspect_ai.util import Store, store
+from inspect_ai.util import Store, current_span_id, store
 
 from swarm._accounts.accounts import Accounts
 from swarm._hooks.calls import RunHooks
-from swarm._inspect.private import current_span_id
 from swarm._report.counters import CommCounts
 from swarm._report.events import RunEvents, index_events, with_malformed_calls
 from swarm._report.ledger import ledger_from

@@ -11,6 +11,9 @@ their qualified names as well, so the same names work however swarm-eval is inst
 
 Loading it also makes swarm-eval's user-facing errors end an Inspect command as one message on
 stderr, without a traceback (``swarm.cli.install_inspect_excepthook``).
+
+It is the top of the kernel's layers (docs/architecture.md): the one module that imports the
+agent, the demo, the scripted model and the CLI together.
 """
 
 from __future__ import annotations
