@@ -84,6 +84,7 @@ def test_every_example_is_shown_running() -> None:
             "index.md",
             "hooks.md",
             "architecture.md",
+            "inspect-versions.md",
             "mutation.md",
             "mutation-records.md",
             "mutation-accounting.md",

@@ -3,6 +3,8 @@ as.  A new Inspect release that moves one fails here, loudly, instead of inside 
 
 from __future__ import annotations
 
+import importlib.metadata
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -104,9 +106,7 @@ def test_registry_lookup_and_register_as() -> None:
 
 
 def test_inspect_ai_is_within_the_tested_bound() -> None:
-    import importlib.metadata
     import tomllib
-    from pathlib import Path
 
     from packaging.requirements import Requirement
 
@@ -115,8 +115,47 @@ def test_inspect_ai_is_within_the_tested_bound() -> None:
         Requirement(r) for r in pyproject["project"]["dependencies"] if r.startswith("inspect-ai")
     ]
     assert spec.specifier.contains(importlib.metadata.version("inspect-ai"))
-    # an upper bound: a newer Inspect is taken only after this suite passes against it
-    assert any(s.operator in ("<", "<=", "==", "~=") for s in spec.specifier)
+    assert spec.specifier.contains(private.TESTED_INSPECT)
+    # an upper bound below Inspect's next minor version: within 0.3 a release that moves a private
+    # name is refused by require_private_api() in one message, and scripts/inspect-canary.sh
+    # runs this file against the newest Inspect
+    assert str(spec.specifier) == f"<0.4,>={private.TESTED_INSPECT}"
+
+
+def test_the_private_names_table_is_every_private_import_of_the_module() -> None:
+    import ast
+
+    tree = ast.parse(Path(private.__file__).read_text())
+    imported: dict[str, set[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and "._" in node.module:
+            imported.setdefault(node.module, set()).update(a.name for a in node.names)
+    assert imported == {m: set(names) for m, names in private.PRIVATE_NAMES.items()}
+    assert private.missing_private_api() == []  # the installed Inspect has them all
+    private.require_private_api()
+
+
+def test_an_inspect_without_a_private_name_is_refused_in_one_message(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import inspect_ai.util._span
+
+    from swarm import member, swarm
+
+    monkeypatch.delattr(inspect_ai.util._span, "current_agent_span_id")
+    monkeypatch.setitem(private.PRIVATE_NAMES, "inspect_ai.util._gone", ("thing",))
+    assert private.missing_private_api() == [
+        "inspect_ai.util._span.current_agent_span_id",
+        "inspect_ai.util._gone.thing",
+    ]
+    with pytest.raises(private.PrerequisiteError) as refused:
+        swarm(members=member("swarm/worker"))
+    assert str(refused.value) == (
+        f"swarm-eval cannot run on inspect-ai {importlib.metadata.version('inspect-ai')}: it "
+        "lacks inspect_ai.util._span.current_agent_span_id, inspect_ai.util._gone.thing, "
+        "which swarm-eval uses (swarm/_inspect/private.py). Install the newest release its "
+        f"suite passed on: pip install 'inspect-ai=={private.TESTED_INSPECT}'"
+    )
 
 
 def test_inspect_prints_swarm_errors_as_prerequisite_errors(

@@ -9,6 +9,7 @@ from typing import Any, Literal
 from inspect_ai.agent import Agent, AgentState, agent
 
 from swarm._hooks.catalog import PluginCatalog, plugin_catalog
+from swarm._inspect.private import require_private_api
 from swarm._run.engine import SwarmRun
 from swarm._spec.budget import Budget
 from swarm._spec.describe import describe_topology, jsonable
@@ -70,6 +71,7 @@ def swarm(
     Raises:
         ConfigError: a bad topology, naming the field.
     """
+    require_private_api()  # an Inspect that moved a private name: one message, before any run
     catalog = plugins or plugin_catalog()
     spec = swarm_spec(
         catalog,

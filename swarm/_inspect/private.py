@@ -10,6 +10,8 @@ fails loudly in that test rather than quietly in a run.
 from __future__ import annotations
 
 import copy
+from importlib import import_module
+from importlib.metadata import version
 from typing import Any
 
 from inspect_ai._util.error import PrerequisiteError
@@ -17,10 +19,14 @@ from inspect_ai.model import ModelUsage
 from inspect_ai.util import token_limit
 
 __all__ = [
+    "PRIVATE_NAMES",
     "PrerequisiteError",
+    "TESTED_INSPECT",
     "UsageTap",
     "current_agent_span_id",
+    "missing_private_api",
     "register_as",
+    "require_private_api",
     "registry_lookup",
     "running_task_state",
     "sample_sandboxes",
@@ -31,6 +37,55 @@ __all__ = [
     "token_metering_suspended",
     "tool_output_limit",
 ]
+
+
+# the newest Inspect release swarm-eval's whole suite passed on (raise it with the bound in
+# pyproject.toml after scripts/inspect-canary.sh and the suite pass on a newer one)
+TESTED_INSPECT = "0.3.285"
+
+# every name this module imports from Inspect's private modules, by module (tests/
+# test_inspect_private.py checks the table against the imports below, so it cannot drift)
+PRIVATE_NAMES: dict[str, tuple[str, ...]] = {
+    "inspect_ai._util.error": ("PrerequisiteError",),
+    "inspect_ai._util.registry": ("RegistryInfo", "registry_add", "registry_lookup"),
+    "inspect_ai.model._generate_config": ("active_generate_config",),
+    "inspect_ai.model._model": ("sample_model_usage",),
+    "inspect_ai.solver._task_state": ("sample_state",),
+    "inspect_ai.util._limit": ("token_limit_tree",),
+    "inspect_ai.util._sandbox.context": (
+        "sandbox_default_context_var",
+        "sandbox_environments_context_var",
+        "sandbox_with_environments_context_var",
+    ),
+    "inspect_ai.util._sandbox.events": ("SandboxEnvironmentProxy",),
+    "inspect_ai.util._span": ("current_agent_span_id",),
+}
+
+
+def missing_private_api() -> list[str]:
+    """The names of ``PRIVATE_NAMES`` the installed Inspect lacks (``module.name``), in order."""
+    missing: list[str] = []
+    for module_name, names in PRIVATE_NAMES.items():
+        try:
+            module = import_module(module_name)
+        except ImportError:
+            missing.extend(f"{module_name}.{name}" for name in names)
+            continue
+        missing.extend(f"{module_name}.{n}" for n in names if not hasattr(module, n))
+    return missing
+
+
+def require_private_api() -> None:
+    """Refuse, in one message, an installed Inspect that lacks a private name swarm-eval uses
+    (rather than an ``ImportError`` inside a sample's run)."""
+    missing = missing_private_api()
+    if missing:
+        raise PrerequisiteError(
+            f"swarm-eval cannot run on inspect-ai {version('inspect-ai')}: it lacks "
+            f"{', '.join(missing)}, which swarm-eval uses (swarm/_inspect/private.py). "
+            "Install the newest release its suite passed on: "
+            f"pip install 'inspect-ai=={TESTED_INSPECT}'"
+        )
 
 
 def sample_model_usage() -> dict[str, ModelUsage]:
