@@ -718,3 +718,30 @@ def test_the_artifact_is_read_from_the_sandbox_of_the_lead_the_records_name(
     assert sample.store["swarm_fanout:artifact"] == {"path": "combined-index.md", "text": text}
     found = sample.scores["fanout_rubric"]  # type: ignore[index]
     assert (found.answer, (found.metadata or {})["lead"]) == (text, "boss")
+
+
+def test_an_artifact_the_lead_never_wrote_is_stored_as_not_written(tmp_path: Path) -> None:
+    """The lead has a sandbox but never writes the artifact: reading it fails, and the scorer
+    stores it as not written (``text`` null, not empty text, which would read as an artifact
+    with no bullets)."""
+    solver = swarm(
+        members=member("swarm/worker", name="boss", args={"tools": ["bash"]}),
+        controller=controller("leaderless", stop_on_submission=True),
+        sandboxes={"per_member": True},
+    )
+    scripts = {"boss": [{"tool": "bash", "args": {"command": "touch other.md"}}, {"submit": "x"}]}
+    task = Task(
+        dataset=[Sample(id="boss", input="write the index")],
+        solver=solver,
+        scorer=fanout_rubric(fixture="json-events"),
+        sandbox="local",
+    )
+    model = get_model("swarm/scripted", scripts=scripts, memoize=False)
+    [log] = inspect_eval(task, model=model, log_dir=str(tmp_path), display="none")
+    assert log.status == "success", log.error
+    [sample] = log.samples or []
+    assert sample.store["swarm_fanout:artifact"] == {"path": "combined-index.md", "text": None}
+    found = sample.scores["fanout_rubric"]  # type: ignore[index]
+    assert (found.metadata or {})["rules"]["coverage"]["failures"] == [
+        {"reason": "the artifact combined-index.md was not written", "shard": None, "member": None}
+    ]
