@@ -20,4 +20,14 @@ fi
 SITE="$(mktemp -d)"
 trap 'rm -rf "$SITE"' EXIT
 NO_MKDOCS_2_WARNING=1 "$VENV/bin/mkdocs" build --strict --quiet --site-dir "$SITE"
+# no test may write into the checkout's logs/ (the quick start's log directory, which
+# `inspect view` and samples_df("logs") show): the suite's evals log under a temp dir
+listing() { find logs -printf '%p %s %T@\n' 2>/dev/null | sort || true; }
+LOGS_BEFORE="$(listing)"
 "$VENV/bin/python" -m pytest -n 2 -q "$@"
+if [ "$(listing)" != "$LOGS_BEFORE" ]; then
+  echo "the test suite wrote into ./logs (a test ran an eval with no log_dir outside the" \
+    "suite's temp dir):" >&2
+  diff <(echo "$LOGS_BEFORE") <(listing) >&2 || true
+  exit 1
+fi
