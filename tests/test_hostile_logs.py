@@ -280,3 +280,15 @@ def test_swarm_timeline_refuses_a_malformed_record_in_one_line(
         "expected a number of seconds in [0, 1e+09] or null, got 'soon'\n"
     )
     assert list(tmp_path.iterdir()) == [broken]
+
+
+def test_a_chain_of_parents_as_long_as_a_big_roster_is_drawn(sample: EvalSample) -> None:
+    """1,500 members, each the parent of the next: the lanes are ordered without recursion."""
+    store = copy.deepcopy(dict(sample.store))
+    chain = [
+        {"name": f"m{i}", "parent": f"m{i - 1}" if i else None, "depth": i, "state": "ended"}
+        for i in range(1500)
+    ]
+    store[RESULT] = {**store[RESULT], "members": chain}
+    lanes = timeline(sample.model_copy(update={"store": store})).run.lanes
+    assert [(lane.name, lane.depth) for lane in lanes] == [(f"m{i}", i) for i in range(1500)]
