@@ -70,7 +70,8 @@ def fanout_sample(fixture: Fixture) -> Sample:
     """The fixture's one sample: the prompt, and the shards as the staging area's files.  No
     expected answer anywhere in it (the target is empty: the rubric holds the manifest)."""
     files = {
-        f"shards/{shard.file}": fixture.shard_path(shard).read_text() for shard in fixture.shards
+        f"shards/{shard.file}": fixture.shard_path(shard).read_text(encoding="utf-8")
+        for shard in fixture.shards
     }
     return Sample(
         id=fixture.name,
