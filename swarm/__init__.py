@@ -24,7 +24,7 @@ from swarm._run.sandboxes import member_sandbox
 from swarm._run.seal import in_running_sample, kernel_seal, record_digest
 from swarm._run.tools import swarm_on_continue, swarm_tools, swarm_wait
 from swarm._spec.budget import Budget
-from swarm._spec.roster import MemberSpec, member
+from swarm._spec.roster import MemberSpec, check_member_name, member
 from swarm._spec.sandboxes import Sandboxes
 from swarm._spec.spawning import Spawning
 from swarm._spec.topology import PluginSpec, channel, controller, load_topology
@@ -131,6 +131,7 @@ __all__ = [
     "WaitNews",
     "__version__",
     "channel",
+    "check_member_name",
     "member_sandbox",
     "controller",
     "current_bus",

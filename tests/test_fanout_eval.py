@@ -18,7 +18,7 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalSample, list_eval_logs, read_eval_log
 from inspect_ai.model import get_model
 
-from swarm import PluginCatalog, SpawnDecision, get_plugin_manager, hookimpl
+from swarm import ConfigError, PluginCatalog, SpawnDecision, get_plugin_manager, hookimpl
 from swarm.plugins.scorers.fanout import (
     fanout_rubric,
     fanout_sample,
@@ -110,6 +110,81 @@ def test_inspect_eval_runs_the_task_by_name(tmp_path: Path) -> None:
     [sample] = read_eval_log(info).samples or []
     [score] = (sample.scores or {}).values()
     assert score.value == {rule: True for rule in (*RULES, "resolved")}
+
+
+def test_the_task_runs_the_keyless_demonstration_with_demo_true(tmp_path: Path) -> None:
+    """``inspect eval swarm/fanout -T demo=true --model swarm/scripted``: the task brings the
+    demonstration's scripts (the model ``swarm fanout`` runs with no --model) itself."""
+    [log] = inspect_eval(
+        "swarm/fanout",
+        task_args={"demo": True},
+        model="swarm/scripted",
+        display="none",
+        log_dir=str(tmp_path),
+    )
+    assert (log.status, log.eval.model, log.eval.task_args["demo"]) == (
+        "success",
+        "swarm/scripted",
+        True,
+    )
+    [sample] = log.samples or []
+    [score] = (sample.scores or {}).values()
+    assert score.value == {rule: True for rule in (*RULES, "resolved")}
+    metadata = score.metadata or {}
+    assert metadata["efficiency"]["children"]["members"] == 8
+    assert (metadata["isolation"]["provider"], metadata["isolation"]["isolated"]) == ("bwrap", True)
+
+
+def test_without_demo_the_scripted_model_has_no_script_and_is_not_resolved(
+    tmp_path: Path,
+) -> None:
+    """What issue 21 found: ``--model swarm/scripted`` alone runs members with no script (the
+    lead submits ``done`` at once): no spawn, no artifact, not resolved (the rules about
+    children hold vacuously)."""
+    [log] = inspect_eval(
+        "swarm/fanout",
+        task_args={"sandbox": "local"},
+        model="swarm/scripted",
+        display="none",
+        log_dir=str(tmp_path),
+    )
+    [sample] = log.samples or []
+    [score] = (sample.scores or {}).values()
+    assert score.value == {
+        "coverage": False,
+        "delegation": False,
+        "dedup": True,
+        "receipts": True,
+        "provenance": True,
+        "proof_of_work": False,
+        "resolved": False,
+    }
+    assert score.answer == ""
+
+
+@pytest.mark.parametrize(
+    ("task_args", "model", "message"),
+    [
+        (
+            {"demo": True},
+            "mockllm/model",
+            "fanout.demo: the keyless demonstration runs on its own scripted model "
+            "(swarm/scripted with the fixture's scripts), not on mockllm/model; drop "
+            "-T demo=true to evaluate mockllm/model",
+        ),
+        ({"demo": "maybe"}, "swarm/scripted", "fanout.demo: expected true or false, got 'maybe'"),
+    ],
+    ids=["another-model", "not-a-bool"],
+)
+def test_demo_is_refused_with_another_model_or_a_value_not_a_bool(
+    tmp_path: Path, task_args: dict[str, Any], model: str, message: str
+) -> None:
+    with pytest.raises(ConfigError) as info:
+        inspect_eval(
+            "swarm/fanout", task_args=task_args, model=model, display="none", log_dir=str(tmp_path)
+        )
+    assert str(info.value) == message
+    assert list(tmp_path.iterdir()) == []
 
 
 def _copy(fixture: str, to: Path) -> Path:

@@ -460,6 +460,32 @@ def _task_question(directory: Path, manifest: dict[str, Any]) -> None:
     manifest["shards"][2]["question"] = "How many users logged in twice?"
 
 
+def _renamed_shard(stem: str) -> Mutation:
+    """The first shard's file renamed to ``<stem>.jsonl``, its worker ``worker-<stem>`` and the
+    prompt's line for it changed to match: a fixture right but for the worker's name."""
+
+    def mutate(directory: Path, manifest: dict[str, Any]) -> None:
+        shards = directory / "shards"
+        (shards / "events-01.jsonl").rename(shards / f"{stem}.jsonl")
+        manifest["shards"][0].update(file=f"{stem}.jsonl", worker=f"worker-{stem}")
+        task = directory / "task.txt"
+        text = task.read_text(encoding="utf-8")
+        task.write_text(text.replace("shards/events-01.jsonl", f"shards/{stem}.jsonl"))
+
+    return mutate
+
+
+def _not_utf8(directory: Path, manifest: dict[str, Any]) -> None:
+    path = directory / "shards" / "events-04.jsonl"
+    path.write_bytes(path.read_bytes()[:40] + "caf\u00e9\n".encode("latin-1"))
+
+
+NAME_RULE = (
+    "must start with a letter or digit and use only letters, digits, '.', '_' and '-' (at most "
+    "64 characters); a worker's name is a member's name, worker-<file stem>: rename the file"
+)
+
+
 MALFORMED: dict[str, tuple[Mutation, str, str]] = {
     # case: (mutation, the file the error names, what the error says after the file)
     "missing-name": (_drop(None, "name"), "fixture.json", "name: missing"),
@@ -552,6 +578,31 @@ MALFORMED: dict[str, tuple[Mutation, str, str]] = {
         _shard_key(6, "question", "How many?\nReally?"),
         "fixture.json",
         "shards[6].question: expected a single line",
+    ),
+    "worker-not-a-member-name": (
+        _renamed_shard("events 01"),
+        "fixture.json",
+        f"shards[0].worker: 'worker-events 01' {NAME_RULE}",
+    ),
+    "worker-name-too-long": (
+        _renamed_shard("e" * 58),
+        "fixture.json",
+        f"shards[0].worker: 'worker-{'e' * 58}' {NAME_RULE}",
+    ),
+    "shard-not-utf8": (
+        _not_utf8,
+        "shards/events-04.jsonl",
+        "not UTF-8 text (byte 0xe9 at offset 43); a shard is read as UTF-8 text",
+    ),
+    "nested-200000-deep": (
+        lambda d, m: "[" * 200_000 + "]" * 200_000,
+        "fixture.json",
+        "nested deeper than 100 levels",
+    ),
+    "nested-in-a-field": (
+        lambda d, m: json.dumps({**m, "name": json.loads("[" * 100 + "]" * 100)}),
+        "fixture.json",
+        "nested deeper than 100 levels",
     ),
     "not-json": (lambda d, m: '{"name": ', "fixture.json", "not valid JSON"),
     "duplicate-key": (

@@ -108,6 +108,10 @@ def _drawn(sample: EvalSample, task: str | None) -> Timeline:
             f"sample {sample.id!r} (epoch {sample.epoch}) has no swarm records: {RESULT_KEY} is "
             "not in its store, so no swarm ran in it"
         ) from ex
+    except _extract.MalformedRecord as ex:
+        raise TimelineError(
+            f"sample {sample.id!r} (epoch {sample.epoch}) has a malformed swarm record: {ex}"
+        ) from ex
 
 
 def timeline(
@@ -123,8 +127,9 @@ def timeline(
         epoch: with a log, the epoch (default: the sample's first).
 
     Raises:
-        TimelineError: no such log, sample or epoch (the message lists what there is), or no
-            swarm ran in the sample.
+        TimelineError: no such log, sample or epoch (the message lists what there is), the
+            sample cannot be read, no swarm ran in it, or one of its swarm records is
+            malformed (the message names the field).
     """
     if isinstance(source, EvalSample):
         return _drawn(source, None)

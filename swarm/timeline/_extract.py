@@ -36,6 +36,15 @@ from swarm.records import (
     evidence_entries,
 )
 from swarm.timeline import _links
+from swarm.timeline._fields import (
+    MalformedRecord,
+    MemberRecord,
+    mapping,
+    member_records,
+    seconds,
+    text,
+    whole,
+)
 from swarm.timeline._model import (
     ChannelWrite,
     Lane,
@@ -48,7 +57,7 @@ from swarm.timeline._model import (
 )
 from swarm.timeline._stop import infer_stop
 
-__all__ = ["METRICS_KEY", "NoSwarmRecords", "extract"]
+__all__ = ["METRICS_KEY", "MalformedRecord", "NoSwarmRecords", "extract"]
 
 
 class NoSwarmRecords(LookupError):
@@ -67,12 +76,14 @@ def _recorded_stop(sample: EvalSample) -> Stop | None:
     """The stop as the swarm recorded it when it began (an ``inspect_swarm`` info event)."""
     for event in sample.events:
         data = _info(event, "stop")
-        if data is not None and isinstance(data.get("time"), int | float):
-            return Stop(reason=str(data.get("reason")), time=float(data["time"]), basis="recorded")
+        if data is not None:
+            time = seconds(data.get("time"), "stop.time")
+            if time is not None:
+                return Stop(reason=str(data.get("reason")), time=time, basis="recorded")
     return None
 
 
-def _result(sample: EvalSample) -> tuple[dict[str, Any], str | None]:
+def _result(sample: EvalSample) -> tuple[Mapping[str, Any], str | None]:
     """The result record, and the span it was written in (the swarm's own span)."""
     root = None
     from_event = None
@@ -82,9 +93,9 @@ def _result(sample: EvalSample) -> tuple[dict[str, Any], str | None]:
             root = event.span_id
             from_event = {k: v for k, v in data.items() if k != "type"}
     record = sample.store.get(RESULT_KEY, from_event)
-    if not isinstance(record, dict) or not isinstance(record.get("members"), list):
+    if record is None:
         raise NoSwarmRecords(f"sample {sample.id} has no {RESULT_KEY} record")
-    return record, root
+    return mapping(record, RESULT_KEY, optional=False), root
 
 
 class _Spans:
@@ -130,13 +141,13 @@ class _Spans:
 
 
 def _origin(
-    members: Sequence[Mapping[str, Any]], spans: _Spans, events: Sequence[Event], wall: float
+    members: Sequence[MemberRecord], spans: _Spans, events: Sequence[Event], wall: float
 ) -> datetime:
     """The swarm's start as a wall-clock time (see the module docstring)."""
     starts = [
-        spans.begin[spans.member_span[m["name"]]] - timedelta(seconds=float(m["started"]))
+        spans.begin[spans.member_span[m.name]] - timedelta(seconds=m.started)
         for m in members
-        if m.get("started") is not None and m["name"] in spans.member_span
+        if m.started is not None and m.name in spans.member_span
     ]
     if starts:
         return min(starts)
@@ -186,6 +197,7 @@ def _collect(
         return (moment - origin).total_seconds()
 
     found = _Collected()
+    comms = 0
     for event in events:
         if found.open:
             span = event.parent_id if isinstance(event, SpanBeginEvent) else event.span_id
@@ -229,22 +241,30 @@ def _collect(
             continue
         evidence = _info(event, EVIDENCE_TYPE)
         if evidence is not None:  # the run's one evidence event, each entry timed by the run
-            for entry in evidence_entries(evidence):
-                if entry.get("member") in names:
-                    _comm(found, entry, float(entry.get("time") or 0.0))
+            for index, entry in enumerate(evidence_entries(evidence)):
+                if _of_member(entry, names):
+                    field = f"{EVIDENCE_TYPE}.entries[{index}]"
+                    _comm(found, entry, seconds(entry.get("time"), f"{field}.time") or 0.0, field)
             continue
         data = _info(event, "comm")  # the earlier form: one event per entry
-        if data is None or data.get("member") not in names:
+        if data is None:
             continue
-        _comm(found, data, since(event.timestamp))
+        comms += 1
+        if _of_member(data, names):
+            _comm(found, data, since(event.timestamp), f"comm[{comms - 1}]")
     return found
+
+
+def _of_member(entry: Mapping[str, Any], names: set[str]) -> bool:
+    member = entry.get("member")
+    return isinstance(member, str) and member in names
 
 
 def _mapping(value: object) -> Mapping[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _comm(found: _Collected, data: Mapping[str, Any], time: float) -> None:
+def _comm(found: _Collected, data: Mapping[str, Any], time: float, field: str) -> None:
     member, kind = str(data["member"]), data.get("kind")
     nested = bool(data.get("nested"))
     found.last = max(found.last, time)
@@ -258,7 +278,7 @@ def _comm(found: _Collected, data: Mapping[str, Any], time: float) -> None:
                 channel=str(data.get("channel", "")),
                 record=str(data.get("record", "")),
                 kind=str(data.get("record_kind", "")),
-                size=int(data.get("size") or 0),
+                size=whole(data.get("size"), f"{field}.size") or 0,
                 path=op.get("path") if isinstance(op.get("path"), str) else None,
                 seq=data.get("seq") if isinstance(data.get("seq"), int) else None,
                 nested=nested,
@@ -267,7 +287,7 @@ def _comm(found: _Collected, data: Mapping[str, Any], time: float) -> None:
             )
         )
     elif kind == "waited":
-        duration = float(data.get("duration") or 0.0)
+        duration = seconds(data.get("duration"), f"{field}.duration") or 0.0
         path = data.get("path")
         found.waits.setdefault(member, []).append(
             Wait(
@@ -283,7 +303,7 @@ def _comm(found: _Collected, data: Mapping[str, Any], time: float) -> None:
         # one event per channel line of a notice: one mark per notice
         notices = found.notices.setdefault(member, {})
         key = str(data.get("notice", ""))
-        ids = len(data.get("ids") or [])
+        ids = len(_ids(data.get("ids"), f"{field}.ids"))
         channel = str(data.get("channel", ""))
         seen = notices.get(key)
         if seen is None:
@@ -298,28 +318,33 @@ def _comm(found: _Collected, data: Mapping[str, Any], time: float) -> None:
             )
 
 
-def _ordered(members: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """Roster order, each member followed by its children (recursively, in roster order)."""
-    names = {m["name"] for m in members}
-    children: dict[str | None, list[Mapping[str, Any]]] = {}
+def _ids(value: object, field: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise MalformedRecord(field, f"expected a list or null, got {value!r}")
+    return value
+
+
+def _ordered(members: Sequence[MemberRecord]) -> list[MemberRecord]:
+    """Roster order, each member followed by its children (depth first, in roster order)."""
+    names = {m.name for m in members}
+    children: dict[str | None, list[MemberRecord]] = {}
     for m in members:
-        parent = m.get("parent")
-        children.setdefault(parent if parent in names else None, []).append(m)
-    ordered: list[Mapping[str, Any]] = []
+        children.setdefault(m.parent if m.parent in names else None, []).append(m)
+    ordered: list[MemberRecord] = []
     placed: set[str] = set()
-
-    def visit(m: Mapping[str, Any]) -> None:
-        if m["name"] in placed:
-            return
-        placed.add(m["name"])
-        ordered.append(m)
-        for child in children.get(m["name"], []):
-            visit(child)
-
-    for m in children.get(None, []):
-        visit(m)
-    for m in members:  # a cycle of parents: still one lane each
-        visit(m)
+    # a cycle of parents still gives one lane each; a stack, not recursion: a chain of
+    # parents may be as long as the roster
+    for top in [*children.get(None, []), *members]:
+        stack = [top]
+        while stack:
+            m = stack.pop()
+            if m.name in placed:
+                continue
+            placed.add(m.name)
+            ordered.append(m)
+            stack.extend(reversed(children.get(m.name, [])))
     return ordered
 
 
@@ -328,42 +353,43 @@ def extract(sample: EvalSample, *, task: str | None = None) -> RunTimeline:
 
     Raises:
         NoSwarmRecords: the sample has no ``inspect_swarm:result`` record.
+        MalformedRecord: a record holds what cannot be read (the message names the field).
     """
     record, root = _result(sample)
-    members: list[Mapping[str, Any]] = [m for m in record["members"] if isinstance(m, dict)]
-    names = [str(m["name"]) for m in members]
-    metrics = sample.store.get(METRICS_KEY) or {}
-    wall = float(metrics.get("wall_clock") or 0.0)
+    members = member_records(record.get("members"), f"{RESULT_KEY}.members")
+    names = [m.name for m in members]
+    metrics = mapping(sample.store.get(METRICS_KEY), METRICS_KEY)
+    wall = seconds(metrics.get("wall_clock"), f"{METRICS_KEY}.wall_clock") or 0.0
+    final = mapping(record.get("final"), f"{RESULT_KEY}.final")
+    answer = text(final.get("member"), f"{RESULT_KEY}.final.member")
+    mode = text(final.get("mode"), f"{RESULT_KEY}.final.mode")
+    reason = text(record.get("stop_reason"), f"{RESULT_KEY}.stop_reason")
+    ledger = mapping(sample.store.get(LEDGER_KEY), LEDGER_KEY)
+    caps = mapping(ledger.get("caps"), f"{LEDGER_KEY}.caps")
+    time_cap = seconds(caps.get("time"), f"{LEDGER_KEY}.caps.time")
     events = list(sample.events)
     spans = _Spans(events, root, names)
     origin = _origin(members, spans, events, wall)
     found = _collect(events, spans, origin, set(names))
     spawns = _links.spawn_marks(sample.store)
-    final = record.get("final") or {}
-    answer = final.get("member")
 
-    ended = [float(m["time"]) for m in members if m.get("time") is not None]
+    ended = [m.time for m in members if m.time is not None]
     duration = max([wall, found.last, *ended, 0.0])
-    found.close_all(
-        {
-            n: float(m["time"]) if m.get("time") is not None else duration
-            for n, m in zip(names, members, strict=True)
-        }
-    )
+    found.close_all({m.name: m.time if m.time is not None else duration for m in members})
     lanes = []
     for m in _ordered(members):
-        name = m["name"]
+        name = m.name
         lanes.append(
             Lane(
                 name=name,
-                role=m.get("role"),
-                state=str(m.get("state", "pending")),
-                status=m.get("status"),
-                started=m.get("started"),
-                ended=m.get("time"),
-                parent=m.get("parent"),
-                depth=int(m.get("depth") or 0),
-                error=m.get("error"),
+                role=m.role,
+                state=m.state,
+                status=m.status,
+                started=m.started,
+                ended=m.time,
+                parent=m.parent,
+                depth=m.depth,
+                error=m.error,
                 answer=name == answer,
                 model_calls=tuple(sorted(found.model.get(name, []), key=lambda c: c.start)),
                 tool_calls=tuple(sorted(found.tool.get(name, []), key=lambda c: c.start)),
@@ -373,18 +399,15 @@ def extract(sample: EvalSample, *, task: str | None = None) -> RunTimeline:
                 spawns=tuple(spawns.get(name, [])),
             )
         )
-    ledger = sample.store.get(LEDGER_KEY) or {}
-    time_cap = (ledger.get("caps") or {}).get("time")
-    first_passes = [m["first_pass_time"] for m in members if m.get("first_pass_time") is not None]
+    first_passes = [m.first_pass_time for m in members if m.first_pass_time is not None]
     return RunTimeline(
         sample_id=str(sample.id),
         epoch=sample.epoch,
         duration=duration,
         lanes=tuple(lanes),
-        stop=_recorded_stop(sample)
-        or infer_stop(record.get("stop_reason"), lanes, first_passes, time_cap, duration),
+        stop=_recorded_stop(sample) or infer_stop(reason, lanes, first_passes, time_cap, duration),
         answer=answer,
-        answer_mode=final.get("mode"),
+        answer_mode=mode,
         messages=_links.messages(sample.store, set(names)),
         task=task,
         error=sample.error.message if sample.error is not None else None,

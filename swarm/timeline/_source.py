@@ -14,9 +14,10 @@ from inspect_ai.log import (
 
 from swarm.errors import SwarmError
 
-__all__ = ["TimelineError", "choose", "load_sample"]
+__all__ = ["TimelineError", "choose", "load_sample", "one_line"]
 
 _SHOWN_IDS = 20
+_PYDANTIC_LINK = "For further information visit https://errors.pydantic.dev/"
 
 
 class TimelineError(SwarmError, ValueError):
@@ -72,9 +73,23 @@ def load_sample(
         summaries = read_eval_log_sample_summaries(path)
         task = read_eval_log(path, header_only=True).eval.task
     except Exception as ex:
-        raise TimelineError(f"{log} could not be read as an Inspect log: {ex}") from ex
+        raise TimelineError(f"{log} could not be read as an Inspect log: {one_line(ex)}") from ex
     found = [(str(s.id), s.epoch) for s in summaries]
     wanted, chosen = choose(str(log), found, sample, epoch)
     original = next(s.id for s in summaries if str(s.id) == wanted)
     samples = len({i for i, _ in found})
-    return read_eval_log_sample(path, id=original, epoch=chosen), task, samples
+    try:
+        read = read_eval_log_sample(path, id=original, epoch=chosen)
+    except Exception as ex:  # the summaries list it, but its entry is corrupt or missing
+        raise TimelineError(
+            f"sample {wanted!r} (epoch {chosen}) of {log} could not be read: {one_line(ex)}"
+        ) from ex
+    return read, task, samples
+
+
+def one_line(error: BaseException) -> str:
+    """``error``'s message on one line: its lines joined by ``; `` (a pydantic error's link to
+    its documentation left out)."""
+    lines = [line.strip() for line in str(error).splitlines()]
+    kept = [line for line in lines if line and not line.startswith(_PYDANTIC_LINK)]
+    return "; ".join(kept) or repr(error)

@@ -4,9 +4,10 @@
   same shape) returns a checked ``Fixture``; ``fixture_names()`` lists the shipped ones.
 - ``fanout_rubric(fixture=...)`` is the rubric as an Inspect scorer (registered with swarm-eval
   as the ``fanout`` rubric and with Inspect as ``swarm/fanout_rubric``).
-- ``fanout(fixture=...)`` is the Inspect task (``swarm/fanout``), ``fanout_topology(fixture)`` its
-  default solver; ``run_fanout(fixture, model, timeout, log_dir)`` runs it and returns the
-  outcome ``swarm fanout`` prints; ``honest_scripts(fixture)`` are the keyless demonstration's;
+- ``fanout(fixture=...)`` is the Inspect task (``swarm/fanout``; ``demo=True``: the keyless
+  demonstration, on its own scripted model), ``fanout_topology(fixture)`` its default solver;
+  ``run_fanout(fixture, model, timeout, log_dir)`` runs it and returns the outcome ``swarm
+  fanout`` prints; ``honest_scripts(fixture)`` are the keyless demonstration's;
 - ``read_evidence(store)`` reads a sample's store as ``Evidence``; ``judge(fixture, evidence)``
   and ``judge_store(fixture, store)`` give the ``Verdict``; the rules are ``coverage``,
   ``delegation``, ``dedup``, ``receipts``, ``provenance`` and the informational ``efficiency``.

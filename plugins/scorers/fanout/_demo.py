@@ -10,11 +10,14 @@ nothing about a model.  A real run (``--model``) never sees the manifest.
 from __future__ import annotations
 
 import shlex
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._fixture import Fixture
 
-__all__ = ["honest_scripts"]
+if TYPE_CHECKING:
+    from inspect_ai.model import Model
+
+__all__ = ["demo_model", "honest_scripts"]
 
 
 def _step(tool: str, **args: Any) -> dict[str, Any]:
@@ -55,3 +58,10 @@ def honest_scripts(fixture: Fixture) -> dict[str, list[dict[str, Any]]]:
             {"submit": str(s.expected)},
         ]
     return scripts
+
+
+def demo_model(fixture: Fixture) -> Model:
+    """The demonstration's model: ``swarm/scripted`` with ``honest_scripts(fixture)``."""
+    from inspect_ai.model import get_model
+
+    return get_model("swarm/scripted", scripts=honest_scripts(fixture), memoize=False)

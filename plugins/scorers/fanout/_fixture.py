@@ -2,8 +2,12 @@
 
 A fixture directory holds ``fixture.json`` (the scoring manifest: ``name``, ``artifact`` and
 ``shards``, each ``{file, worker, question, expected}``), ``task.txt`` (the lead's prompt, which
-lists every shard as ``- shards/<file>: <question>``) and ``shards/`` (the data files).  The
-manifest is for the scorer only; it never reaches the agents.
+lists every shard as ``- shards/<file>: <question>``) and ``shards/`` (the data files, UTF-8
+text).  The manifest is for the scorer only; it never reaches the agents.
+
+A hostile fixture is refused in one line naming the file (and the field): a manifest nested
+deeper than ``MAX_DEPTH`` levels, a shard that is not UTF-8 text, a worker name that cannot be
+a member's name (the one check ``swarm.check_member_name`` every member name goes through).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from typing import Any, NoReturn
 
 import attrs
 
-from swarm import ConfigError
+from swarm import ConfigError, check_member_name
 
 __all__ = ["FIXTURES_DIR", "Fixture", "Shard", "fixture_names", "load_fixture"]
 
@@ -25,6 +29,8 @@ FIXTURES_DIR = Path(__file__).resolve().parent / "fixtures"
 MANIFEST = "fixture.json"
 TASK = "task.txt"
 SHARDS = "shards"
+MAX_DEPTH = 100
+"""The deepest nesting of lists and objects ``fixture.json`` may hold (a manifest needs 3)."""
 _TOP_KEYS = ("name", "artifact", "shards")
 _SHARD_KEYS = ("file", "worker", "question", "expected")
 
@@ -136,6 +142,10 @@ class _Manifest:
             data = json.loads(text, object_pairs_hook=_no_duplicate_keys)
         except (UnicodeDecodeError, ValueError) as error:
             raise ConfigError(f"{path}: not valid JSON: {error}") from None
+        except RecursionError:  # the parser recurses once per level
+            raise ConfigError(f"{path}: nested deeper than {MAX_DEPTH} levels") from None
+        if _too_deep(data):
+            raise ConfigError(f"{path}: nested deeper than {MAX_DEPTH} levels")
         self.data = self.keys(data, "(top level)", _TOP_KEYS)
 
     def fail(self, field: str, message: str) -> NoReturn:
@@ -174,12 +184,19 @@ class _Manifest:
         file = self.file_name(data, "file", f"{field}.file")
         if not (shards_dir / file).is_file():
             self.fail(f"{field}.file", f"no such file {SHARDS}/{file} next to the manifest")
+        _utf8_text(shards_dir / file)
         worker = self.text(data, "worker", f"{field}.worker")
         if worker != f"worker-{PurePath(file).stem}":
             self.fail(
                 f"{field}.worker",
                 f"expected 'worker-{PurePath(file).stem}' (worker-<file stem>), got {worker!r}",
             )
+        try:  # the lead spawns the shard's child under this name
+            check_member_name(worker, f"{self.path}: {field}.worker")
+        except ConfigError as error:
+            raise ConfigError(
+                f"{error}; a worker's name is a member's name, worker-<file stem>: rename the file"
+            ) from None
         question = self.text(data, "question", f"{field}.question")
         expected = data["expected"]
         if isinstance(expected, bool) or not isinstance(expected, int):
@@ -203,6 +220,35 @@ class _Manifest:
                     )
                 first[value] = index
         return shards
+
+
+def _too_deep(data: object) -> bool:
+    """Whether ``data`` holds a list or object at level ``MAX_DEPTH`` (the top is level 0);
+    walked without recursion."""
+    stack: list[tuple[object, int]] = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict | list):
+            if depth >= MAX_DEPTH:
+                return True
+            items = value.values() if isinstance(value, dict) else value
+            stack.extend((item, depth + 1) for item in items)
+    return False
+
+
+def _utf8_text(path: Path) -> None:
+    """Refuse a shard that is not UTF-8 text (it becomes a sample file, read as text)."""
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read the shard: {error.strerror}") from None
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError(
+            f"{path}: not UTF-8 text (byte 0x{raw[error.start]:02x} at offset {error.start}); "
+            "a shard is read as UTF-8 text"
+        ) from None
 
 
 def _task(path: Path, artifact: str, shards: tuple[Shard, ...]) -> str:

@@ -4,23 +4,34 @@
     swarm fanout --fixture path/to/fixture --model openai/gpt-4o --timeout 1800
 
 Exits 0 only when the run is resolved.  Without ``--model`` it runs the scripted demonstration
-(``_demo``), which needs no key and says so in its output.
+(``_demo``), which needs no key and says so in its output.  A fixture the loader refuses is one
+``error:`` line and status 1, a wrong option (``--timeout`` under a second, a ``--log-dir``
+that cannot be written) one line and status 2, before anything runs.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import click
 
-from swarm import ConfigError
+from swarm import ConfigError, UsageError
 
-from ._demo import honest_scripts
+from ._demo import demo_model
 from ._fixture import load_fixture
 
-__all__ = ["fanout_command", "run_fanout"]
+__all__ = ["fanout_command", "run_fanout", "timeout_problem"]
+
+
+def timeout_problem(timeout: object) -> str | None:
+    """Why ``timeout`` is not a run's time limit (a whole number of seconds >= 1), or ``None``."""
+    if isinstance(timeout, bool) or not isinstance(timeout, int) or timeout < 1:
+        return f"expected a whole number of seconds >= 1, got {timeout!r}"
+    return None
 
 
 def run_fanout(
@@ -31,16 +42,21 @@ def run_fanout(
     sandbox: str = "bwrap",
 ) -> dict[str, Any]:
     """Run the eval once; the outcome the command prints.  ``sandbox`` is the task's provider:
-    ``bwrap`` (a sandbox of its own per member, isolated) or ``local`` (not isolated)."""
+    ``bwrap`` (a sandbox of its own per member, isolated) or ``local`` (not isolated).
+
+    Raises:
+        ConfigError: the fixture is refused, or ``timeout`` is not ``None`` or a whole number
+            of seconds >= 1.
+    """
     from inspect_ai import eval as inspect_eval
-    from inspect_ai.model import get_model
 
     from ._task import fanout
 
+    problem = None if timeout is None else timeout_problem(timeout)
+    if problem is not None:
+        raise ConfigError(f"timeout: {problem}")
     loaded = load_fixture(fixture)
-    chosen: Any = model
-    if model is None:
-        chosen = get_model("swarm/scripted", scripts=honest_scripts(loaded), memoize=False)
+    chosen: Any = model if model is not None else demo_model(loaded)
     [log] = inspect_eval(
         fanout(fixture=fixture, sandbox=sandbox),
         model=chosen,
@@ -80,7 +96,9 @@ def run_fanout(
 @click.command(name="fanout", short_help="Run the fan-out eval on one fixture (JSON outcome).")
 @click.option("--fixture", required=True, help="A shipped fixture's name or a fixture directory.")
 @click.option("--model", default=None, help="An Inspect model [default: the keyless demo].")
-@click.option("--timeout", type=int, default=1800, show_default=True, help="Seconds for the run.")
+@click.option(
+    "--timeout", type=int, default=1800, show_default=True, help="Seconds for the run (at least 1)."
+)
 @click.option("--log-dir", default="logs", show_default=True, help="Where the log goes.")
 @click.option(
     "--sandbox",
@@ -104,9 +122,29 @@ def fanout_command(
       swarm fanout --fixture path/to/fixture --model openai/gpt-4o --timeout 1800
       swarm fanout --fixture json-events --sandbox local
     """
-    try:
-        outcome = run_fanout(fixture, model, timeout, log_dir, sandbox)
-    except ConfigError as ex:
-        raise click.ClickException(str(ex)) from None
+    problem = timeout_problem(timeout)
+    if problem is not None:
+        raise UsageError(f"--timeout: {problem}")
+    _check_log_dir(log_dir)
+    outcome = run_fanout(fixture, model, timeout, log_dir, sandbox)  # ConfigError: status 1
     click.echo(json.dumps(outcome, indent=2, default=str))
     sys.exit(0 if outcome["resolved"] else 1)
+
+
+def _check_log_dir(log_dir: str) -> None:
+    """Create ``log_dir`` if it is missing and check that a file can be written in it, so that
+    a wrong ``--log-dir`` is refused before the run; a remote one (``s3://...``) is Inspect's
+    to check."""
+    if "://" in log_dir:
+        return
+    path = Path(log_dir)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"--log-dir: {log_dir} is a file, not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as error:
+        raise UsageError(
+            f"--log-dir: cannot write logs in {log_dir}: {error.strerror or error}"
+        ) from None

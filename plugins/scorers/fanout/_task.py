@@ -2,6 +2,7 @@
 
     inspect eval swarm/fanout -T fixture=json-events --model openai/gpt-4o
     inspect eval swarm/fanout -T fixture=json-events -T sandbox=local ...   # not isolating
+    inspect eval swarm/fanout -T demo=true --model swarm/scripted         # keyless demonstration
 
 The fixture's shards are the sample's files, in its default sandbox environment under
 ``shards/``: a staging area no member sees.  Every member works in a sandbox of its own
@@ -14,6 +15,11 @@ lead that may spawn children from a worker template, the ``messages`` channel, a
 ``python`` in each member's sandbox.  Replace it with ``--solver swarm/swarm -S
 config=my-topology.yaml`` (or any solver); the scorer, the rubric, reads only what the runtime
 recorded and the artifact in the lead's sandbox.
+
+``-T demo=true`` is ``swarm fanout``'s keyless demonstration the Inspect way: the task carries
+its own model, ``swarm/scripted`` with the fixture's honest scripts (``_demo``), as a task's
+model wins over the eval's.  It refuses an eval of any other model, so that no log of a real
+model's run is the demonstration's.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from inspect_ai.dataset import Sample
 
 from swarm import ConfigError, channel, controller, member, swarm
 
+from ._demo import demo_model
 from ._fixture import Fixture, load_fixture
 from ._scorer import fanout_rubric
 
@@ -70,7 +77,8 @@ def fanout_sample(fixture: Fixture) -> Sample:
     """The fixture's one sample: the prompt, and the shards as the staging area's files.  No
     expected answer anywhere in it (the target is empty: the rubric holds the manifest)."""
     files = {
-        f"shards/{shard.file}": fixture.shard_path(shard).read_text() for shard in fixture.shards
+        f"shards/{shard.file}": fixture.shard_path(shard).read_text(encoding="utf-8")
+        for shard in fixture.shards
     }
     return Sample(
         id=fixture.name,
@@ -90,8 +98,36 @@ def _sandbox(value: Any) -> str:
     return str(value)
 
 
+_DEMO_MODELS = ("swarm/scripted", "none/none")
+"""The eval models ``demo=true`` runs under: the scripted model, or none given."""
+
+
+def _demo(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"fanout.demo: expected true or false, got {value!r}")
+    if value:
+        from inspect_ai.model import get_model
+
+        try:  # the eval's model, when the task is built by an eval (by name)
+            evaluated = str(get_model())
+        except Exception:  # built outside an eval: no model to compare with
+            return value
+        if evaluated not in _DEMO_MODELS:
+            raise ConfigError(
+                "fanout.demo: the keyless demonstration runs on its own scripted model "
+                f"(swarm/scripted with the fixture's scripts), not on {evaluated}; drop "
+                f"-T demo=true to evaluate {evaluated}"
+            )
+    return value
+
+
 @task(name="fanout")
-def fanout(fixture: str = "json-events", spawn_factor: int = 2, sandbox: str = "bwrap") -> Task:
+def fanout(
+    fixture: str = "json-events",
+    spawn_factor: int = 2,
+    sandbox: str = "bwrap",
+    demo: bool = False,
+) -> Task:
     """The fan-out eval on one fixture.
 
     Args:
@@ -100,13 +136,18 @@ def fanout(fixture: str = "json-events", spawn_factor: int = 2, sandbox: str = "
         sandbox: the members' sandbox provider: ``bwrap`` (isolated per member, the default)
             or ``local`` (per-member directories on the host, not isolating; the score's
             ``isolation`` says which).
+        demo: run the keyless demonstration, as ``swarm fanout`` does without ``--model``:
+            the task's model is ``swarm/scripted`` with scripts built from the fixture's
+            manifest (an honest lead and children); refused when the eval's model is another.
     """
     provider = _sandbox(sandbox)
+    scripted = _demo(demo)
     loaded = load_fixture(fixture)
     return Task(
         dataset=[fanout_sample(loaded)],
         solver=fanout_topology(loaded),
         scorer=fanout_rubric(fixture=fixture, spawn_factor=spawn_factor),
         sandbox=provider,
+        model=demo_model(loaded) if scripted else None,
         name=f"fanout-{loaded.name}",
     )
