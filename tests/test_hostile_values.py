@@ -66,7 +66,12 @@ def test_a_bad_rate_in_a_topology_file_names_the_field(
     path.write_text(f"members: {{factory: react}}\nchannels: [{{name: {name}, rate: {rate}}}]\n")
     with pytest.raises(ConfigError) as info:
         swarm(config=path)
-    assert str(info.value) == f"{path}: channels[0]: {name}.rate: {EXPECTED}, got {shown}"
+    # a count or seconds given as text gets the note every number field's refusal gets
+    note = {
+        "[1, '60']": "; that is the text '60' (a number in quotes is text; write 60)",
+        "['1', 60]": "; that is the text '1' (a number in quotes is text; write 1)",
+    }.get(shown, "")
+    assert str(info.value) == (f"{path}: channels[0]: {name}.rate: {EXPECTED}, got {shown}{note}")
 
 
 @pytest.mark.parametrize("name", ["messages", "shared_memory"])

@@ -12,8 +12,8 @@ import attrs
 from inspect_ai.agent import Agent, is_agent
 from inspect_ai.util import registry_create, registry_info
 
-from swarm._checks import number_problem
-from swarm._inspect.private import registry_lookup
+from swarm._checks import did_you_mean, number_problem, shown
+from swarm._inspect.private import registry_lookup, registry_names
 from swarm.errors import ConfigError
 from swarm.records import Delivery, MemberInfo, MemberLimits
 
@@ -240,9 +240,10 @@ def _lookup_factory(name: str, field: str) -> Callable[..., Agent]:
     # exists without building uses the lookup `inspect eval --solver` itself relies on.
     found = registry_lookup("agent", name)
     if found is None:
+        close = did_you_mean(name, registry_names("agent"))
         raise ConfigError(
-            f"{field}: no @agent called {name!r} is registered with Inspect (give a "
-            "package-qualified name such as 'mypkg/worker', or import the module defining it)"
+            f"{field}: no @agent called {shown(name)} is registered with Inspect{close}; give "
+            "a package-qualified name such as 'mypkg/worker', or import the module defining it"
         )
     return cast(Callable[..., Agent], found)
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import attrs
 
-from swarm._checks import as_whole, number_field
+from swarm._checks import as_whole, number_field, unknown_names
 from swarm._spec.roster import MemberSpec, checked_member
 from swarm.errors import ConfigError
 
@@ -59,10 +59,7 @@ def spawning_from(value: object) -> Spawning:
     known = {f.name for f in attrs.fields(Spawning)}
     extra = sorted(str(k) for k in value if k not in known)
     if extra:
-        raise ConfigError(
-            f"spawning: unknown key(s) {', '.join(map(repr, extra))}; expected some of "
-            f"{', '.join(sorted(known))}"
-        )
+        raise ConfigError(f"spawning: {unknown_names(extra, sorted(known))}")
     return Spawning(**{str(k): v for k, v in value.items()})
 
 
@@ -91,10 +88,7 @@ def templates_from(value: object) -> dict[str, MemberSpec]:
             raise ConfigError(f"{where}: expected member(...) or a mapping, got {item!r}")
         extra = sorted(str(k) for k in item if k not in TEMPLATE_KEYS)
         if extra:
-            raise ConfigError(
-                f"{where}: unknown key(s) {', '.join(map(repr, extra))}; expected some of "
-                f"{', '.join(sorted(TEMPLATE_KEYS))}"
-            )
+            raise ConfigError(f"{where}: {unknown_names(extra, sorted(TEMPLATE_KEYS))}")
         agents = [item[k] for k in ("agent", "factory") if k in item]
         if len(agents) != 1:
             raise ConfigError(f"{where}: give exactly one of 'agent' or 'factory'")
