@@ -251,10 +251,10 @@ def _lookup_factory(name: str, field: str) -> Callable[..., Agent]:
 def check_member_name(name: object, field: str) -> str:
     """``name`` if it is a valid member name, else ``ConfigError`` for ``field``."""
     if not isinstance(name, str) or not name:
-        raise ConfigError(f"{field}: a member name must be a non-empty string, got {name!r}")
+        raise ConfigError(f"{field}: a member name must be a non-empty string, got {shown(name)}")
     if not _NAME.fullmatch(name):
         raise ConfigError(
-            f"{field}: {name!r} must start with a letter or digit and use only letters, "
+            f"{field}: {shown(name)} must start with a letter or digit and use only letters, "
             "digits, '.', '_' and '-' (at most 64 characters)"
         )
     if name in RESERVED_NAMES:
