@@ -507,6 +507,40 @@ def error_of(build: Callable[[], object]) -> str:
     return str(info.value)
 
 
+# -- issue 21: names send_message reads as relations -------------------------------------------
+
+RELATION = (
+    "is reserved by swarm-eval (send_message reads 'parent' and 'children' as relations, not "
+    "member names)"
+)
+
+
+@agent
+def children() -> Agent:
+    """An @agent whose default member name would be ``children``."""
+    return react()
+
+
+def test_parent_and_children_are_not_member_names(tmp_path: Path) -> None:
+    # before: accepted; such a member could never be messaged by name (to="parent" means the
+    # sender's parent) and its messages read as from="parent"
+    assert error_of(lambda: member(react, name="parent")) == (f"member.name: 'parent' {RELATION}")
+    assert error_of(lambda: swarm(members={"factory": "react", "name": "children"})) == (
+        f"members[0].name: 'children' {RELATION}"
+    )
+    # a default name is checked when the roster is named, and so is a numbered one's base
+    assert error_of(lambda: swarm(members=member(children))) == (
+        f"members[0].name: 'children' {RELATION}"
+    )
+    path = topology(tmp_path, "members: [{factory: react, name: parent}]\n")
+    assert error_of(lambda: swarm(config=path)) == (f"{path}: members[0].name: 'parent' {RELATION}")
+    # other spellings are names like any other
+    assert [m.name for m in (member(react, name="Parent"), member(react, name="parents"))] == [
+        "Parent",
+        "parents",
+    ]
+
+
 # -- issue 21: slips get one line with the valid names and a "did you mean" --------------------
 
 TOPOLOGY_KEYS = (

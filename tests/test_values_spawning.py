@@ -539,3 +539,29 @@ def test_receipts_say_how_each_child_ended(log_dir: Path) -> None:
         "submitted": 2,
     }
     assert metrics(sample)["messages"] == {"messages": 2, "receipts": 5, "unseen": 0}
+
+
+# -- issue 21: names send_message reads as relations --------------------------------------------
+
+
+def test_a_child_is_never_called_parent_or_children(log_dir: Path) -> None:
+    # before: both were admitted; a child called "parent" could never be messaged by name (to=
+    # "parent" is the sender's parent) and its messages read as from="parent"
+    recorder = Recorder()
+    lead = [spawn("parent"), spawn("children"), spawn("parents"), WAIT, submit("done")]
+    sample = run_scripted(team(recorder), {"lead": lead}, log_dir)
+    reserved = (
+        "is reserved by swarm-eval (send_message reads 'parent' and 'children' as relations, "
+        "not member names)"
+    )
+    assert tool_results(sample, "spawn_child") == [
+        ("", f"name: 'parent' {reserved}"),
+        ("", f"name: 'children' {reserved}"),
+        (spawned("parents"), None),
+    ]
+    w = ("lead", 1, "worker")
+    assert [r for r in ledger_rows(sample) if r[1] == "refused"] == [
+        (1, "refused", None, "parent", *w, "t", None, "name"),
+        (2, "refused", None, "children", *w, "t", None, "name"),
+    ]
+    assert [r.name for r in recorder.requests] == ["parents"]  # refused before any plugin

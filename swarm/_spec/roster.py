@@ -34,6 +34,10 @@ MAX_MEMBERS = 10_000
 RESERVED_NAMES = frozenset({"init", "solvers", "scorers"})
 """Span names Inspect reads as sample phases; a member called so would break its timeline."""
 
+RELATIONS = frozenset({"parent", "children"})
+"""What ``send_message(to=...)`` reads as relations: a member called so could never be messaged
+by name, and its messages would read as from its recipient's parent."""
+
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
@@ -261,6 +265,11 @@ def check_member_name(name: object, field: str) -> str:
         raise ConfigError(
             f"{field}: {name!r} is reserved by Inspect (init, solvers and scorers name sample "
             "phases)"
+        )
+    if name in RELATIONS:
+        raise ConfigError(
+            f"{field}: {name!r} is reserved by swarm-eval (send_message reads 'parent' and "
+            "'children' as relations, not member names)"
         )
     return name
 
