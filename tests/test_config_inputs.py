@@ -33,6 +33,7 @@ from swarm import (
     MemberSpec,
     PluginCatalog,
     Register,
+    Spawning,
     channel,
     controller,
     get_plugin_manager,
@@ -539,6 +540,62 @@ def test_parent_and_children_are_not_member_names(tmp_path: Path) -> None:
         "Parent",
         "parents",
     ]
+
+
+# -- issue 21: spawning limits bounded like count ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("field", "low"),
+    [("max_depth", 1), ("max_children", 1), ("max_live", 1), ("max_spawns", 1), ("retries", 0)],
+)
+def test_every_spawning_limit_is_at_most_the_member_cap(field: str, low: int) -> None:
+    # before: max_spawns 1e12 was accepted, and spawning could take a swarm past 10,000 members
+    with pytest.raises(ConfigError) as info:
+        Spawning(**{field: 1e12})
+    assert str(info.value) == (
+        f"spawning.{field}: expected a whole number in [{low}, 10000], got 1000000000000"
+    )
+    with pytest.raises(ConfigError) as info:
+        Spawning(**{field: 10_001})
+    assert str(info.value) == (
+        f"spawning.{field}: expected a whole number in [{low}, 10000], got 10001"
+    )
+    assert getattr(Spawning(**{field: 10_000.0}), field) == 10_000
+
+
+def test_max_spawns_and_the_roster_fit_in_a_swarm(tmp_path: Path) -> None:
+    # a roster of 9,936 that may spawn 64 children holds 10,000 members at most: it fits; one
+    # more roster member, or one more spawn, would not
+    lead = member("swarm/worker", name="lead", can_spawn=["w"])
+    templates = {"w": member("swarm/worker")}
+
+    def build(others: int, **spawning: int) -> object:
+        crowd = member("swarm/worker", name="o", count=others)
+        return swarm(members=[lead, crowd], templates=templates, spawning=spawning)
+
+    build(9_935)
+    assert error_of(lambda: build(9_936)) == (
+        "spawning.max_spawns: 64 spawns and 9,937 roster members make 10,001 members; a swarm "
+        "has at most 10,000"
+    )
+    build(9_935, max_spawns=64, max_live=10_000)
+    assert error_of(lambda: build(1, max_spawns=9_999)) == (
+        "spawning.max_spawns: 9,999 spawns and 2 roster members make 10,001 members; a swarm "
+        "has at most 10,000"
+    )
+    # a roster that never spawns is not held to its spawning limits' room
+    swarm(members=member("swarm/worker", count=10_000), spawning={"max_spawns": 10_000})
+    path = topology(
+        tmp_path,
+        "members: [{factory: swarm/worker, name: lead, can_spawn: [w]}]\n"
+        "templates: {w: {factory: swarm/worker}}\nspawning: {max_spawns: 1e12}\n",
+    )
+    assert error_of(lambda: swarm(config=path)) == (
+        f"{path}: spawning.max_spawns: expected a whole number in [1, 10000], got the text "
+        "'1e12' (YAML reads 1e12 as text: a number in exponent form needs a dot and a signed "
+        "exponent; write 1.0e+12 or 1000000000000)"
+    )
 
 
 # -- issue 21: slips get one line with the valid names and a "did you mean" --------------------

@@ -24,7 +24,7 @@ from swarm._checks import shortened, shown
 from swarm._hooks.calls import RunHooks
 from swarm._report.spawns import SpawnEntry, SpawnOp, spawn_figures
 from swarm._run.members import RunMember
-from swarm._spec.roster import MemberSpec, check_member_name
+from swarm._spec.roster import MAX_MEMBERS, MemberSpec, check_member_name
 from swarm._spec.spawning import Spawning
 from swarm.errors import ConfigError
 from swarm.hookspecs import hookimpl
@@ -156,6 +156,11 @@ class Spawner:
             check_member_name(name, "name")
         except ConfigError as ex:
             self._refuse(request, "name", str(ex))
+        members = len(self._host.view().members)
+        if members >= MAX_MEMBERS:  # no plugin admits past what a swarm may hold
+            self._refuse(
+                request, "members", f"the swarm has {members:,} members, the most a swarm may."
+            )
         decided = self._hooks.admit_spawn(self._host.view(), request)
         if decided is not None and not decided[1].admit:
             decision = decided[1]

@@ -21,7 +21,13 @@ from swarm._spec.budget import Budget, budget_from
 from swarm._spec.files import parsed_topology_file
 from swarm._spec.roster import MemberSpec, checked_member, expand_roster
 from swarm._spec.sandboxes import Sandboxes, sandboxes_from
-from swarm._spec.spawning import Spawning, check_spawn_names, spawning_from, templates_from
+from swarm._spec.spawning import (
+    Spawning,
+    check_spawn_names,
+    check_spawn_room,
+    spawning_from,
+    templates_from,
+)
 from swarm._spec.verifier import resolve_verifier
 from swarm.errors import ConfigError
 
@@ -379,6 +385,8 @@ def swarm_spec(
         sandboxes=found_sandboxes,
     )
     if spec.spawns:
+        with at("spawning", "members"):
+            check_spawn_room(found_spawning, len(roster))
         with at("channels", "members", "templates"):
             spec = _with_receipts(catalog, spec)
     return spec
