@@ -5,6 +5,7 @@ The public API.  Built-in and third-party plugins import only from here.
 
 from __future__ import annotations
 
+from swarm._checks import shortened
 from swarm._faces.agent import swarm
 from swarm._faces.worker import worker
 from swarm._hooks.catalog import (
@@ -150,6 +151,7 @@ __all__ = [
     "record_digest",
     "reset_plugin_catalog",
     "rubric",
+    "shortened",
     "swarm",
     "swarm_on_continue",
     "swarm_tools",

@@ -16,7 +16,7 @@ import cattrs
 from cattrs.preconf.json import configure_converter
 from cattrs.v import format_exception
 
-from swarm._checks import FieldError
+from swarm._checks import FieldError, unknown_names
 from swarm.errors import ConfigError
 
 __all__ = ["make_converter", "structure", "unstructure"]
@@ -98,11 +98,10 @@ def _describe(ex: BaseException, path: str) -> list[str]:
     if isinstance(ex, ConfigError):
         return [f"{path}: {ex}"]
     if isinstance(ex, cattrs.ForbiddenExtraKeysError):
-        extra = ", ".join(sorted(repr(k) for k in ex.extra_fields))
-        known = ", ".join(f.name for f in attrs.fields(ex.cl)) if attrs.has(ex.cl) else ""
-        return [
-            f"{path}: unknown key(s) {extra}" + (f"; expected some of {known}" if known else "")
-        ]
+        extra = sorted(ex.extra_fields, key=repr)
+        if not attrs.has(ex.cl):
+            return [f"{path}: unknown key(s) {', '.join(map(repr, extra))}"]
+        return [f"{path}: {unknown_names(extra, [f.name for f in attrs.fields(ex.cl)])}"]
     return [f"{path}: {format_exception(ex, None)}"]
 
 
@@ -110,7 +109,4 @@ def check_keys(data: Mapping[str, Any], allowed: set[str], *, what: str) -> None
     """Refuse keys of ``data`` that are not in ``allowed`` with a message naming them."""
     extra = sorted(set(data) - allowed)
     if extra:
-        raise ConfigError(
-            f"invalid {what}: unknown key(s) {', '.join(repr(k) for k in extra)}; "
-            f"expected some of {', '.join(sorted(allowed))}"
-        )
+        raise ConfigError(f"invalid {what}: {unknown_names(extra, sorted(allowed))}")

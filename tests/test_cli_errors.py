@@ -72,8 +72,16 @@ def no_traceback(done: subprocess.CompletedProcess[str]) -> None:
             "ConfigError: unknown model 'swarm/scripted2': swarm-eval provides one model, "
             "'swarm/scripted' (did you mean it?)",
         ),
+        (
+            # issue 21: was a TypeError's 200-line traceback
+            ["-S", "member=react"],
+            "plain",
+            "ConfigError: swarm: unknown parameter(s) 'member' (did you mean 'members'?); "
+            "expected some of budget, channels, config, controller, members, on_member_error, "
+            "plugins, sandboxes, spawning, templates",
+        ),
     ],
-    ids=["bad-value", "yaml-syntax", "model-typo"],
+    ids=["bad-value", "yaml-syntax", "model-typo", "parameter-typo"],
 )
 def test_inspect_eval_prints_one_message_and_no_traceback(
     tmp_path: Path, args: list[str], display: str, message: str
@@ -140,8 +148,8 @@ def test_every_file_level_error_starts_with_the_file(tmp_path: Path) -> None:
     typo = tmp_path / "typo.yaml"
     typo.write_text("members: {factory: react}\ncontroler: leaderless\n")
     assert refused(lambda: swarm(config=typo)) == (
-        f"{typo}: unknown key(s) 'controler'; expected some of budget, channels, controller, "
-        "members, on_member_error, sandboxes, spawning, templates"
+        f"{typo}: unknown key(s) 'controler' (did you mean 'controller'?); expected some of "
+        "budget, channels, controller, members, on_member_error, sandboxes, spawning, templates"
     )
 
 

@@ -7,6 +7,7 @@ Every test goes through the public API (``swarm``, ``member``, ``Budget``, ``con
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import re
@@ -32,6 +33,7 @@ from swarm import (
     MemberSpec,
     PluginCatalog,
     Register,
+    Spawning,
     channel,
     controller,
     get_plugin_manager,
@@ -257,8 +259,8 @@ def test_several_bad_limits_each_name_their_field() -> None:
     with pytest.raises(ConfigError) as info:
         swarm(members=[{"factory": "react"}, {"factory": "react", "limits": {"turns": 2}}])
     assert str(info.value) == (
-        "members[1].limits: unknown key(s) 'turns'; expected some of token, cost, turn, "
-        "message, time"
+        "members[1].limits: unknown key(s) 'turns' (did you mean 'turn'?); expected some of "
+        "token, cost, turn, message, time"
     )
 
 
@@ -309,7 +311,7 @@ def test_numbers_given_as_strings_are_not_read_as_numbers() -> None:
     refused(
         lambda: swarm(members={"factory": "react", "limits": {"token": "1e5"}}),
         "members[0].limits.token",
-        "expected a whole number >= 0, got '1e5'",
+        "expected a whole number >= 0, got the text '1e5' (YAML reads 1e5 as text",
     )
 
 
@@ -497,3 +499,233 @@ def test_a_non_finite_wait_timeout_is_a_tool_error_and_never_recorded(log_dir: P
     metrics = sample.store["inspect_swarm:metrics"]
     assert [m["waits_by_outcome"] for m in metrics["members"]] == [{}]
     assert not re.search(r"\b(Infinity|NaN)\b", json.dumps(metrics, allow_nan=False))
+
+
+def error_of(build: Callable[[], object]) -> str:
+    """The message of the ``ConfigError`` that ``build()`` raises."""
+    with pytest.raises(ConfigError) as info:
+        build()
+    return str(info.value)
+
+
+# -- issue 21: names send_message reads as relations -------------------------------------------
+
+RELATION = (
+    "is reserved by swarm-eval (send_message reads 'parent' and 'children' as relations, not "
+    "member names)"
+)
+
+
+@agent
+def children() -> Agent:
+    """An @agent whose default member name would be ``children``."""
+    return react()
+
+
+def test_parent_and_children_are_not_member_names(tmp_path: Path) -> None:
+    # before: accepted; such a member could never be messaged by name (to="parent" means the
+    # sender's parent) and its messages read as from="parent"
+    assert error_of(lambda: member(react, name="parent")) == (f"member.name: 'parent' {RELATION}")
+    assert error_of(lambda: swarm(members={"factory": "react", "name": "children"})) == (
+        f"members[0].name: 'children' {RELATION}"
+    )
+    # a default name is checked when the roster is named, and so is a numbered one's base
+    assert error_of(lambda: swarm(members=member(children))) == (
+        f"members[0].name: 'children' {RELATION}"
+    )
+    path = topology(tmp_path, "members: [{factory: react, name: parent}]\n")
+    assert error_of(lambda: swarm(config=path)) == (f"{path}: members[0].name: 'parent' {RELATION}")
+    # other spellings are names like any other
+    assert [m.name for m in (member(react, name="Parent"), member(react, name="parents"))] == [
+        "Parent",
+        "parents",
+    ]
+
+
+# -- issue 21: spawning limits bounded like count ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("field", "low"),
+    [("max_depth", 1), ("max_children", 1), ("max_live", 1), ("max_spawns", 1), ("retries", 0)],
+)
+def test_every_spawning_limit_is_at_most_the_member_cap(field: str, low: int) -> None:
+    # before: max_spawns 1e12 was accepted, and spawning could take a swarm past 10,000 members
+    with pytest.raises(ConfigError) as info:
+        Spawning(**{field: 1e12})
+    assert str(info.value) == (
+        f"spawning.{field}: expected a whole number in [{low}, 10000], got 1000000000000"
+    )
+    with pytest.raises(ConfigError) as info:
+        Spawning(**{field: 10_001})
+    assert str(info.value) == (
+        f"spawning.{field}: expected a whole number in [{low}, 10000], got 10001"
+    )
+    assert getattr(Spawning(**{field: 10_000.0}), field) == 10_000
+
+
+def test_max_spawns_and_the_roster_fit_in_a_swarm(tmp_path: Path) -> None:
+    # a roster of 9,936 that may spawn 64 children holds 10,000 members at most: it fits; one
+    # more roster member, or one more spawn, would not
+    lead = member("swarm/worker", name="lead", can_spawn=["w"])
+    templates = {"w": member("swarm/worker")}
+
+    def build(others: int, **spawning: int) -> object:
+        crowd = member("swarm/worker", name="o", count=others)
+        return swarm(members=[lead, crowd], templates=templates, spawning=spawning)
+
+    build(9_935)
+    assert error_of(lambda: build(9_936)) == (
+        "spawning.max_spawns: 64 spawns and 9,937 roster members make 10,001 members; a swarm "
+        "has at most 10,000"
+    )
+    build(9_935, max_spawns=64, max_live=10_000)
+    assert error_of(lambda: build(1, max_spawns=9_999)) == (
+        "spawning.max_spawns: 9,999 spawns and 2 roster members make 10,001 members; a swarm "
+        "has at most 10,000"
+    )
+    # a roster that never spawns is not held to its spawning limits' room
+    swarm(members=member("swarm/worker", count=10_000), spawning={"max_spawns": 10_000})
+    path = topology(
+        tmp_path,
+        "members: [{factory: swarm/worker, name: lead, can_spawn: [w]}]\n"
+        "templates: {w: {factory: swarm/worker}}\nspawning: {max_spawns: 1e12}\n",
+    )
+    assert error_of(lambda: swarm(config=path)) == (
+        f"{path}: spawning.max_spawns: expected a whole number in [1, 10000], got the text "
+        "'1e12' (YAML reads 1e12 as text: a number in exponent form needs a dot and a signed "
+        "exponent; write 1.0e+12 or 1000000000000)"
+    )
+
+
+# -- issue 21: slips get one line with the valid names and a "did you mean" --------------------
+
+TOPOLOGY_KEYS = (
+    "budget, channels, controller, members, on_member_error, sandboxes, spawning, templates"
+)
+MEMBER_KEYS = "agent, args, can_spawn, count, delivery, factory, limits, model, name, role"
+NO_AGENT = "give a package-qualified name such as 'mypkg/worker', or import the module defining it"
+
+
+def test_a_typo_in_a_key_or_a_name_gets_the_closest_valid_one(tmp_path: Path) -> None:
+    # before: the valid names, and no suggestion (controler, limit, shared-memory,
+    # stop_on_submision, reac, swarm/wroker), and swarm(member=...) was a TypeError
+    path = topology(tmp_path, "members: {factory: react}\ncontroler: leaderless\n")
+    assert error_of(lambda: swarm(config=path)) == (
+        f"{path}: unknown key(s) 'controler' (did you mean 'controller'?); expected some of "
+        f"{TOPOLOGY_KEYS}"
+    )
+    assert error_of(lambda: swarm(config={"members": "react", "controler": "leaderless"})) == (
+        f"config: unknown key(s) 'controler' (did you mean 'controller'?); expected some of "
+        f"{TOPOLOGY_KEYS}"
+    )
+    assert error_of(lambda: swarm(members={"factory": "react", "limit": {"turn": 1}})) == (
+        f"members[0]: unknown key(s) 'limit' (did you mean 'limits'?); expected some of "
+        f"{MEMBER_KEYS}"
+    )
+    assert error_of(lambda: swarm(members={"factory": "react", "limits": {"turns": 1}})) == (
+        "members[0].limits: unknown key(s) 'turns' (did you mean 'turn'?); expected some of "
+        "token, cost, turn, message, time"
+    )
+    builtins = PluginCatalog(*get_plugin_manager(load_entrypoints=False))
+    assert error_of(lambda: swarm(members="react", channels="shared-memory", plugins=builtins)) == (
+        "channels[0]: unknown channel 'shared-memory' (did you mean 'shared_memory'?); "
+        "registered channels: filesystem, messages, shared_memory"
+    )
+    assert error_of(lambda: swarm(members="react", controller="leaderles", plugins=builtins)) == (
+        "controller: unknown controller 'leaderles' (did you mean 'leaderless'?); registered "
+        "controllers: leaderless, quiescence, verified"
+    )
+    assert error_of(lambda: swarm(members="react", controller="boss", plugins=builtins)) == (
+        "controller: unknown controller 'boss'; registered controllers: leaderless, quiescence, "
+        "verified"
+    )
+    typo = controller("leaderless", stop_on_submision=False)
+    assert error_of(lambda: swarm(members="react", controller=typo)) == (
+        "controller: controller 'leaderless': unknown parameter(s) 'stop_on_submision' (did you "
+        "mean 'stop_on_submission'?); expected some of final, stop_on_submission"
+    )
+    assert error_of(
+        lambda: swarm(members="react", channels=[channel("messages", route="all")])
+    ) == (
+        "channels[0]: channel 'messages': unknown parameter(s) 'route' (did you mean 'routes'?); "
+        "expected some of max_bytes, max_wait, rate, routes"
+    )
+    assert error_of(lambda: swarm(members={"factory": "reac"})) == (
+        "members[0].agent: no @agent called 'reac' is registered with Inspect (did you mean "
+        f"'react'?); {NO_AGENT}"
+    )
+    assert error_of(lambda: swarm(members={"factory": "swarm/wroker"})) == (
+        "members[0].agent: no @agent called 'swarm/wroker' is registered with Inspect (did you "
+        f"mean 'swarm/worker'?); {NO_AGENT}"
+    )
+    assert error_of(lambda: swarm(members={"factory": "zzqqxx"})) == (
+        f"members[0].agent: no @agent called 'zzqqxx' is registered with Inspect; {NO_AGENT}"
+    )
+    assert error_of(lambda: swarm(members="react", spawning={"max_spawn": 5})) == (
+        "spawning: unknown key(s) 'max_spawn' (did you mean 'max_spawns'?); expected some of "
+        "max_children, max_depth, max_live, max_spawns, retries"
+    )
+
+
+def test_an_unknown_swarm_parameter_is_a_config_error_naming_the_closest() -> None:
+    expected = (
+        "swarm: unknown parameter(s) 'member' (did you mean 'members'?); expected some of "
+        "budget, channels, config, controller, members, on_member_error, plugins, sandboxes, "
+        "spawning, templates"
+    )
+    assert error_of(lambda: swarm(member=react)) == expected  # type: ignore[call-arg]
+    # as `inspect eval --solver swarm/swarm -S member=react` builds it
+    task = Task(dataset=[Sample(input="6 * 7?", target="42")])
+    spec = SolverSpec("swarm/swarm", {"member": "react"}, {"member": "react"})
+    assert error_of(lambda: eval(task, solver=spec, model=scripted_model(), display="none")) == (
+        expected
+    )
+    # the names it lists are swarm()'s own
+    from swarm._faces.agent import PARAMETERS
+
+    assert list(PARAMETERS) == sorted(
+        n for n, p in inspect.signature(swarm).parameters.items() if p.kind != p.VAR_KEYWORD
+    )
+
+
+def test_a_number_yaml_read_as_text_says_so(tmp_path: Path) -> None:
+    # before: "expected a whole number > 0, got '1e5'": YAML 1.1 reads 1e5, and 1.0e5, as text
+    yaml_text = (
+        "(YAML reads {0} as text: a number in exponent form needs a dot and a signed exponent; "
+        "write {1} or {2})"
+    )
+    path = topology(tmp_path, "members: {factory: react}\nbudget: {tokens: 1e5}\n")
+    assert yaml.safe_load(path.read_text())["budget"]["tokens"] == "1e5"
+    assert error_of(lambda: swarm(config=path)) == (
+        f"{path}: budget.tokens: expected a whole number > 0, got the text '1e5' "
+        + yaml_text.format("1e5", "1.0e+5", "100000")
+    )
+    assert yaml.safe_load("x: 1.0e+5")["x"] == 100000.0  # what it says to write is a number
+    path = topology(tmp_path, "members: {factory: react, limits: {time: 1.5e3}}\n")
+    assert error_of(lambda: swarm(config=path)) == (
+        f"{path}: members[0].limits.time: expected a number of seconds >= 0, got the text "
+        "'1.5e3' " + yaml_text.format("1.5e3", "1.5e+3", "1500")
+    )
+    assert error_of(lambda: swarm(members={"factory": "react", "count": "4"})) == (
+        "members[0].count: expected a whole number in [1, 10000], got the text '4' (a number in "
+        "quotes is text; write 4)"
+    )
+    # a plugin's own refusal of such text gets the same note
+    path = topology(
+        tmp_path, "members: {factory: react}\nchannels: [{name: shared_memory, max_wait: 6e1}]\n"
+    )
+    assert error_of(lambda: swarm(config=path)) == (
+        f"{path}: channels[0]: shared_memory.max_wait: expected a number of seconds, got '6e1'; "
+        "that is the text '6e1' " + yaml_text.format("6e1", "6.0e+1", "60")
+    )
+    rate = channel("messages", rate=["1e3", 60])
+    assert error_of(lambda: swarm(members="react", channels=[rate])) == (
+        "channels[0]: messages.rate: expected [count, seconds] (a whole count >= 1, finite "
+        "seconds > 0) or null, got ['1e3', 60]; that is the text '1e3' "
+        + yaml_text.format("1e3", "1.0e+3", "1000")
+    )
+    # text that is no number is repeated as it is
+    assert error_of(lambda: swarm(members={"factory": "react", "count": "many"})) == (
+        "members[0].count: expected a whole number in [1, 10000], got 'many'"
+    )

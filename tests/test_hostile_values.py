@@ -1,5 +1,6 @@
 """Hostile values (issue 21): a channel's ``rate`` checked strictly and the same way for every
-built-in channel, and a model's negative wait timeouts clamped to the shortest wait.
+built-in channel, a model's negative wait timeouts clamped to the shortest wait, and refusals
+that repeat no more than 200 characters of a model's value (nor keep more in a record).
 
 Before the fix ``messages`` took ``rate: [true, 60]`` and ``[1, "60"]``, and refused infinite,
 NaN and null counts with a Python exception's text (``OverflowError``, ``ValueError``,
@@ -22,9 +23,12 @@ from helpers import (
     SLOW,
     WAIT,
     all_ended,
+    board,
     comm_events,
+    ledger_rows,
     run_scripted,
     shm_worker,
+    sm,
     spawn,
     team,
     tool_results,
@@ -66,7 +70,12 @@ def test_a_bad_rate_in_a_topology_file_names_the_field(
     path.write_text(f"members: {{factory: react}}\nchannels: [{{name: {name}, rate: {rate}}}]\n")
     with pytest.raises(ConfigError) as info:
         swarm(config=path)
-    assert str(info.value) == f"{path}: channels[0]: {name}.rate: {EXPECTED}, got {shown}"
+    # a count or seconds given as text gets the note every number field's refusal gets
+    note = {
+        "[1, '60']": "; that is the text '60' (a number in quotes is text; write 60)",
+        "['1', 60]": "; that is the text '1' (a number in quotes is text; write 1)",
+    }.get(shown, "")
+    assert str(info.value) == (f"{path}: channels[0]: {name}.rate: {EXPECTED}, got {shown}{note}")
 
 
 @pytest.mark.parametrize("name", ["messages", "shared_memory"])
@@ -121,4 +130,80 @@ def test_a_negative_wait_for_children_timeout_waits_one_second(log_dir: Path) ->
     assert tool_results(sample, "wait_for_children") == [
         ("1 still running after 1 s: a.", None),
         (all_ended(1), None),
+    ]
+
+
+# -- issue 21: what a refusal repeats of a model's value, and what a record keeps ---------------
+
+HUGE = 100_000
+
+
+def cut(char: str) -> str:
+    """A 100,000-character value as every refusal repeats it, and a refused record keeps it."""
+    return char * 200 + "... (100,000 characters)"
+
+
+def test_refusals_repeat_at_most_200_characters_of_what_a_model_gave(log_dir: Path) -> None:
+    # before: each refusal repeated the 100,000 characters whole (about 25k tokens of the
+    # model's context), and the spawn ledger and the evidence kept them whole
+    lead = [
+        spawn("a" * HUGE),
+        spawn("b", template="T" * HUGE),
+        call("cancel_child", name="c" * HUGE),
+        call("send_message", to="d" * HUGE, text="hi"),
+        submit("done"),
+    ]
+    sample = run_scripted(team(), {"lead": lead}, log_dir)
+    bad = "must start with a letter or digit and use only letters, digits, '.', '_' and '-'"
+    assert tool_results(sample, "spawn_child") == [
+        ("", f"name: '{cut('a')}' {bad} (at most 64 characters)"),
+        ("", f"you may not spawn template '{cut('T')}' (yours: worker)."),
+    ]
+    assert tool_results(sample, "cancel_child") == [
+        ("", f"you have no running child called '{cut('c')}'.")
+    ]
+    assert tool_results(sample, "send_message") == [
+        ("", f"there is no member called '{cut('d')}'.")
+    ]
+    assert ledger_rows(sample) == [
+        (1, "refused", None, cut("a"), "lead", 1, "worker", "t", None, "name"),
+        (2, "refused", None, "b", "lead", 1, cut("T"), "t", None, "template"),
+    ]
+    [sent] = comm_events(sample, "sent")
+    assert (sent["op"], sent["rejected"]) == (
+        {"to": cut("d")},
+        {"control": "recipient", "reason": f"there is no member called '{cut('d')}'."},
+    )
+
+
+def test_the_boards_refusals_repeat_at_most_200_characters(log_dir: Path) -> None:
+    # before: a str_replace's old_str and a file id were repeated whole, and a path as its
+    # first 200 characters and "..." (with no length); the evidence kept the path whole
+    path = "/shared_memory/a.md"
+    long_path = "/shared_memory/" + "p" * (HUGE - 15)
+    scripts = {
+        "w": [
+            sm("create", path=path, file_text="x\nx\n"),
+            sm("str_replace", path=path, old_str="o" * HUGE, new_str="y"),
+            sm("str_replace", path=path, old_str="x", new_str="y"),
+            sm("view", path="f-" + "9" * (HUGE - 2)),
+            sm("create", path=long_path, file_text="z"),
+            submit("w"),
+        ]
+    }
+    sample = run_scripted(board(member(shm_worker, name="w")), scripts, log_dir)
+    assert [error for _, error in tool_results(sample, "shared_memory")] == [
+        None,
+        f"No replacement was performed, old_str `{cut('o')}` did not appear verbatim in {path}.",
+        "No replacement was performed. Multiple occurrences of old_str `x` in lines [1, 2]. "
+        "Please ensure it is unique",
+        f"There is no file f-{'9' * 198}... (100,000 characters).",
+        f"Invalid path '/shared_memory/{'p' * 185}... (100,000 characters)': it is 100000 "
+        "bytes; the limit is 160.",
+    ]
+    rejected = [e for e in comm_events(sample, "sent") if e["rejected"]]
+    assert [e["op"].get("path") for e in rejected] == [
+        path,
+        path,
+        f"/shared_memory/{'p' * 185}... (100,000 characters)",
     ]

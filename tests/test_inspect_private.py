@@ -103,6 +103,10 @@ def test_registry_lookup_and_register_as() -> None:
     # a fresh object: renaming a shared one (react itself) would rename it for every later test
     private.register_as(helper, "swarmtest/helper_again")
     assert private.registry_lookup("agent", "swarmtest/helper_again") is helper
+    # the names a lookup takes: Inspect's own without their package (for "did you mean")
+    names = private.registry_names("agent")
+    assert {"react", "swarmtest/helper_again"} <= set(names)
+    assert names == sorted(names) and not [n for n in names if n.startswith("inspect_ai/")]
 
 
 def test_inspect_ai_is_within_the_tested_bound() -> None:

@@ -229,7 +229,9 @@ def test_path_lengths_at_the_limits() -> None:
     )
     assert path_error(
         shown_whole + "d"
-    ) == f"Invalid path '{shown_whole}...': it is 201 bytes; " + ("the limit is 160.")
+    ) == f"Invalid path '{shown_whole}... (201 characters)': it is 201 bytes; " + (
+        "the limit is 160."
+    )
 
 
 def test_a_file_id_as_a_write_path_says_ids_are_for_view() -> None:

@@ -706,7 +706,11 @@ def test_budget_numbers_are_normalised_and_bounded() -> None:
         ({"time": -1}, "budget.time: expected a number of seconds > 0, got -1.0"),
         ({"tokens": 0}, "budget.tokens: expected a whole number > 0, got 0"),
         ({"tokens": 10.5}, "budget.tokens: expected a whole number > 0, got 10.5"),
-        ({"cost": "1"}, "budget.cost: expected a number of dollars > 0, got '1'"),
+        (
+            {"cost": "1"},
+            "budget.cost: expected a number of dollars > 0, got the text '1' (a number in "
+            "quotes is text; write 1)",
+        ),
         ({"tokens": True}, "budget.tokens: expected a whole number > 0, got True"),
         ({"reserve": 1}, "budget.reserve: expected a fraction in [0, 1), got 1.0"),
         ({"reserve": -0.1}, "budget.reserve: expected a fraction in [0, 1), got -0.1"),
@@ -750,8 +754,8 @@ def test_a_budget_from_a_mapping(log_dir: Path) -> None:
     with pytest.raises(ConfigError) as info:
         swarm(members=member(worker), budget={"tokenz": 1, "cots": 2})
     assert str(info.value) == (
-        "budget: unknown key(s) 'cots', 'tokenz'; expected some of cost, grace, reserve, "
-        "split, time, tokens"
+        "budget: unknown key(s) 'cots' (did you mean 'cost'?), 'tokenz' (did you mean "
+        "'tokens'?); expected some of cost, grace, reserve, split, time, tokens"
     )
     with pytest.raises(ConfigError) as info:
         swarm(members=member(worker), budget=5)  # type: ignore[arg-type]

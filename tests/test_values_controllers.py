@@ -53,7 +53,8 @@ from helpers import metrics, only_sample, result, statuses, worker
         (
             "quiescence",
             {"idle_seconds": "5"},
-            "quiescence.idle_seconds: expected a number of seconds, got '5'",
+            "quiescence.idle_seconds: expected a number of seconds, got '5'; that is the text "
+            "'5' (a number in quotes is text; write 5)",
         ),
         (
             "quiescence",

@@ -692,6 +692,13 @@ def test_the_rate_window_at_its_edges(log_dir: Path) -> None:
 # -- the channel's settings ----------------------------------------------------------------------
 
 
+def quoted(bad: object) -> str:
+    """What the kernel adds to a refusal of a number given as text (issue 21)."""
+    if not isinstance(bad, str):
+        return ""
+    return f"; that is the text {bad!r} (a number in quotes is text; write {bad})"
+
+
 @pytest.mark.parametrize(
     ("params", "error"),
     [
@@ -699,7 +706,8 @@ def test_the_rate_window_at_its_edges(log_dir: Path) -> None:
         *[
             (
                 {"max_bytes": bad},
-                f"messages.max_bytes: expected a whole number in [1, 1000000], got {bad!r}",
+                f"messages.max_bytes: expected a whole number in [1, 1000000], got {bad!r}"
+                + quoted(bad),
             )
             for bad in (0, 1_000_001, True, 12.0, "12")
         ],
@@ -707,12 +715,15 @@ def test_the_rate_window_at_its_edges(log_dir: Path) -> None:
             (
                 {"rate": bad},
                 "messages.rate: expected [count, seconds] (a whole count >= 1, finite seconds "
-                f"> 0) or null, got {bad!r}",
+                f"> 0) or null, got {bad!r}" + quoted(bad),
             )
             for bad in (5, [1], [1, 2, 3], "12", [0, 10], [1.5, 10], [1, 0], [1, float("nan")])
         ],
         *[
-            ({"max_wait": bad}, f"messages.max_wait: expected seconds in [1, 3600], got {bad!r}")
+            (
+                {"max_wait": bad},
+                f"messages.max_wait: expected seconds in [1, 3600], got {bad!r}" + quoted(bad),
+            )
             for bad in (0.99, 3600.5, True, "5")
         ],
     ],

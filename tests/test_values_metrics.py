@@ -4,13 +4,16 @@ running time, tool runs, gate checks and first pass times, delivery and the wiri
 
 from __future__ import annotations
 
+import logging
+import time
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 from inspect_ai.agent import Agent, AgentState, agent, as_tool, react
-from inspect_ai.event import ScoreEvent
+from inspect_ai.event import InfoEvent, LoggerEvent, ScoreEvent, SpanBeginEvent
 from inspect_ai.log import EvalSample
 from inspect_ai.model import get_model
 from inspect_ai.scorer import includes, match, score
@@ -99,6 +102,50 @@ def test_running_time_is_each_members_own(log_dir: Path, priced: None) -> None:
     assert found["quick"]["running_time"] < 0.4 <= found["slow"]["running_time"]
     assert record["wall_clock"] >= max(m["time"] for m in result(sample)["members"])
     assert found["quick"]["cost"] == 0.25 and record["cost"] > 0.25
+
+
+@agent
+def slow_to_build() -> Agent:
+    """A worker whose factory takes 0.3 s: its member's task runs that long before its agent
+    span opens."""
+    time.sleep(0.3)
+    return react(tools=[noop()])
+
+
+def test_a_members_start_is_when_its_span_opens(log_dir: Path) -> None:
+    # before: taken when the member was scheduled, before its task built its agent and opened
+    # its span: "slow" started at about 0.0, 0.3 s before its span opened
+    members = [member(worker, name="a"), member(slow_to_build, name="slow")]
+    scripts = {"a": [submit("1")], "slow": [submit("2")]}
+    sample = only_sample(
+        run_eval(
+            swarm(members=members, controller=ALL_FINISH),
+            model=scripted_model(scripts),
+            log_dir=log_dir,
+        )
+    )
+    started = {m["name"]: m["started"] for m in result(sample)["members"]}
+    # the run's clock read from the log: the result record is written after the run's end was
+    # taken (the metrics' wall_clock), so its event is no earlier than that end
+    [written] = [
+        e
+        for e in sample.events
+        if isinstance(e, InfoEvent) and isinstance(e.data, dict) and e.data.get("type") == "result"
+    ]
+    latest_origin = written.timestamp - timedelta(seconds=metrics(sample)["wall_clock"])
+    opened = {
+        e.name: (e.timestamp - latest_origin).total_seconds()
+        for e in sample.events
+        if isinstance(e, SpanBeginEvent) and e.type == "agent" and e.name in started
+    }
+    assert set(opened) == {"a", "slow"}
+    for name, at in started.items():
+        assert at >= opened[name], (name, at, opened[name])  # not before its span opened
+    assert started["slow"] >= 0.3  # its factory ran first
+    assert (
+        rows(sample)["slow"]["running_time"]
+        == result(sample)["members"][1]["time"] - (started["slow"])
+    )
 
 
 def test_a_member_never_started_has_no_running_time(log_dir: Path) -> None:
@@ -285,6 +332,10 @@ def unwired() -> Agent:
 
 
 def wiring_run(log_dir: Path, unwired_steps: list[Step]) -> dict[str, Any]:
+    return metrics(wiring_sample(log_dir, unwired_steps))
+
+
+def wiring_sample(log_dir: Path, unwired_steps: list[Step]) -> EvalSample:
     writer = [
         call("shared_memory", command="create", path="/shared_memory/a.md", file_text="x"),
         submit("w"),
@@ -299,7 +350,7 @@ def wiring_run(log_dir: Path, unwired_steps: list[Step]) -> dict[str, Any]:
         channels=["shared_memory"],
         controller=ALL_FINISH,
     )
-    return metrics(only_sample(run_eval(solver, model=model, log_dir=log_dir)))
+    return only_sample(run_eval(solver, model=model, log_dir=log_dir))
 
 
 def test_notify_unwired_needs_two_calls_of_the_members_own_loop(log_dir: Path) -> None:
@@ -325,6 +376,51 @@ def test_notify_unwired_needs_two_calls_of_the_members_own_loop(log_dir: Path) -
     record = wiring_run(log_dir, [pause(0.3, submit("u"))])
     assert record["notify_unwired"] == []
     assert record["tools_unwired"] == ["plain"]
+
+
+UNWIRED = (
+    "swarm: members not wired to the channels ran a different experiment from the one "
+    "configured (see the metrics' wiring checks): "
+)
+
+
+def test_unwired_members_are_named_once_in_the_log_and_on_the_console(
+    log_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # before: only the metrics record listed them; the run said nothing
+    tools = "tools_unwired (never resolved swarm_tools()): plain"
+    notify = "notify_unwired (in notify mode, never ran swarm_on_continue()): unwired"
+    for steps, expected in [
+        ([pause(0.3, call("noop", i=0)), submit("u")], f"{UNWIRED}{tools}; {notify}"),
+        ([pause(0.3, submit("u"))], f"{UNWIRED}{tools}"),
+    ]:
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="swarm"):
+            sample = wiring_sample(log_dir, steps)
+        warned = [r for r in caplog.records if r.name == "swarm"]
+        # (Inspect puts the sample's id before a message logged inside it)
+        assert [(r.levelname, r.getMessage()) for r in warned] == [
+            ("WARNING", f"sample=1\n{expected}")
+        ]
+        # Inspect's handler puts a warning in the log (and shows it on the console)
+        logged = [
+            (e.message.name, e.message.level, e.message.message)
+            for e in sample.events
+            if isinstance(e, LoggerEvent) and UNWIRED in e.message.message
+        ]
+        assert logged == [("swarm", "warning", f"sample=1\n{expected}")]
+    # a swarm whose members are all wired says nothing
+    caplog.clear()
+    model = scripted_model({"a": [submit("1")], "b": [submit("2")]})
+    solver = swarm(
+        members=[member(shm_worker, name="a"), member(shm_worker, name="b")],
+        channels=["shared_memory"],
+        controller=ALL_FINISH,
+    )
+    with caplog.at_level(logging.WARNING, logger="swarm"):
+        sample = only_sample(run_eval(solver, model=model, log_dir=log_dir))
+    assert metrics(sample)["tools_unwired"] == metrics(sample)["notify_unwired"] == []
+    assert [r.getMessage() for r in caplog.records if r.name == "swarm"] == []
 
 
 def test_a_member_without_steps_is_not_tools_unwired(log_dir: Path) -> None:

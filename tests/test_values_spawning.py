@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import pytest
 
 from swarm import SpawnDecision, SpawnRequest, hookimpl, member, swarm
 from swarm.testing import call, fail, pause, submit
@@ -539,3 +540,60 @@ def test_receipts_say_how_each_child_ended(log_dir: Path) -> None:
         "submitted": 2,
     }
     assert metrics(sample)["messages"] == {"messages": 2, "receipts": 5, "unseen": 0}
+
+
+# -- issue 21: names send_message reads as relations, and the member cap -------------------------
+
+
+def test_a_child_is_never_called_parent_or_children(log_dir: Path) -> None:
+    # before: both were admitted; a child called "parent" could never be messaged by name (to=
+    # "parent" is the sender's parent) and its messages read as from="parent"
+    recorder = Recorder()
+    lead = [spawn("parent"), spawn("children"), spawn("parents"), WAIT, submit("done")]
+    sample = run_scripted(team(recorder), {"lead": lead}, log_dir)
+    reserved = (
+        "is reserved by swarm-eval (send_message reads 'parent' and 'children' as relations, "
+        "not member names)"
+    )
+    assert tool_results(sample, "spawn_child") == [
+        ("", f"name: 'parent' {reserved}"),
+        ("", f"name: 'children' {reserved}"),
+        (spawned("parents"), None),
+    ]
+    w = ("lead", 1, "worker")
+    assert [r for r in ledger_rows(sample) if r[1] == "refused"] == [
+        (1, "refused", None, "parent", *w, "t", None, "name"),
+        (2, "refused", None, "children", *w, "t", None, "name"),
+    ]
+    assert [r.name for r in recorder.requests] == ["parents"]  # refused before any plugin
+
+
+class AdmitsAll:
+    """Admits every spawn request, past every limit."""
+
+    @hookimpl(tryfirst=True)
+    def swarm_admit_spawn(self, view: Any, request: SpawnRequest) -> SpawnDecision:
+        return SpawnDecision.admitted()
+
+
+def test_no_plugin_admits_a_member_past_the_swarms_cap(
+    log_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the cap is 10,000; at 3 the third child would be the fourth member
+    import swarm._run.spawning as spawning
+
+    monkeypatch.setattr(spawning, "MAX_MEMBERS", 3, raising=False)
+    lead = [spawn("a"), spawn("b"), spawn("c"), WAIT, submit("done")]
+    scripts = {"lead": lead, "a": [submit("a")], "b": [submit("b")]}
+    sample = run_scripted(team(AdmitsAll(), spawning={"max_children": 1}), scripts, log_dir)
+    assert tool_results(sample, "spawn_child") == [
+        (spawned("a"), None),
+        (spawned("b"), None),
+        ("", "the swarm has 3 members, the most a swarm may."),
+    ]
+    assert [(r[1], r[3], r[9]) for r in ledger_rows(sample) if r[1] != "end"] == [
+        ("spawn", "a", None),
+        ("spawn", "b", None),
+        ("refused", "c", "members"),
+    ]
+    assert [m["name"] for m in result(sample)["members"]] == ["lead", "a", "b"]

@@ -45,6 +45,8 @@ from types import MappingProxyType
 
 import attrs
 
+from swarm import shortened
+
 from . import _board_edit as edit
 from . import _board_text as text
 from ._board_text import ROOT
@@ -533,7 +535,7 @@ class Board:
         if ID_RE.fullmatch(path_or_id):
             f = self._files.get(path_or_id)
             if f is None:
-                raise BoardError("not_found", f"There is no file {path_or_id}.")
+                raise BoardError("not_found", f"There is no file {shortened(path_or_id)}.")
         else:
             if (problem := path_error(path_or_id)) is not None:
                 raise BoardError("path", problem)
@@ -636,7 +638,7 @@ class Board:
         lp = self._loop(loop)
         if path_filter is not None and ID_RE.fullmatch(path_filter):
             if path_filter not in self._files:
-                raise BoardError("not_found", f"There is no file {path_filter}.")
+                raise BoardError("not_found", f"There is no file {shortened(path_filter)}.")
             ids = {path_filter} & lp.pending
         else:
             where = ROOT if path_filter is None else path_filter

@@ -2,13 +2,16 @@
 
 Every text here is a template filled only with swarm ids (``f-3``, ``w-7``), grammar-checked
 paths, roster names and counts, never with member-written text (file content goes only inside
-a ``<peer_file>`` fence).  ``_board`` owns the state and the rules; this module owns the words.
+a ``<peer_file>`` fence; a refused ``str_replace`` repeats its ``old_str``, ``shortened``).
+``_board`` owns the state and the rules; this module owns the words.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+
+from swarm import shortened
 
 __all__ = [
     "EMPTY_BOARD",
@@ -191,13 +194,16 @@ def is_directory(path: str) -> str:
 
 
 def no_match(old: str, path: str) -> str:
-    return f"No replacement was performed, old_str `{old}` did not appear verbatim in {path}."
+    return (
+        f"No replacement was performed, old_str `{shortened(old)}` did not appear verbatim in "
+        f"{path}."
+    )
 
 
 def many_matches(old: str, lines: list[int]) -> str:
     return (
-        f"No replacement was performed. Multiple occurrences of old_str `{old}` in lines "
-        f"{lines}. Please ensure it is unique"
+        f"No replacement was performed. Multiple occurrences of old_str `{shortened(old)}` in "
+        f"lines {lines}. Please ensure it is unique"
     )
 
 

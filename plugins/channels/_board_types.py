@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 
-from swarm import ConfigError, SwarmError
+from swarm import ConfigError, SwarmError, shortened
 
 from ._board_text import ROOT
 
@@ -248,7 +248,7 @@ class BoardNews:
 
 
 def _show(path: str) -> str:
-    return repr(path if len(path) <= 200 else path[:200] + "...")
+    return repr(shortened(path))
 
 
 def path_error(path: str) -> str | None:

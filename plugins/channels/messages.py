@@ -34,6 +34,7 @@ from swarm import (
     WaitNews,
     current_bus,
     hookimpl,
+    shortened,
 )
 
 from ._mailbox import Entry, Mailbox, page, relationship, shown_size
@@ -193,7 +194,9 @@ class Messages:
             ]
 
         _, delivered = bus.deliver(
-            Draft(channel=NAME, kind="send", payload=text, op={"to": to}), apply
+            # a record keeps no more of a recipient nobody has than the refusal repeats
+            Draft(channel=NAME, kind="send", payload=text, op={"to": shortened(to)}),
+            apply,
         )
         names = ", ".join(e.recipient for e in delivered)
         return f"Sent to {names}."
@@ -211,7 +214,9 @@ class Messages:
             try:
                 found = [view.member(to)]
             except KeyError:
-                raise RecordRejected("recipient", f"there is no member called {to!r}.") from None
+                raise RecordRejected(
+                    "recipient", f"there is no member called {shortened(to)!r}."
+                ) from None
             if found[0].name == sender.name:
                 raise RecordRejected("recipient", "you cannot send a message to yourself.")
             if self.routes == "family":

@@ -23,6 +23,7 @@ from swarm import (
     WaitNews,
     current_bus,
     hookimpl,
+    shortened,
 )
 
 from ._board import Board, BoardError
@@ -120,8 +121,9 @@ class SharedMemory:
             return shown
         payload_arg = _PAYLOAD_ARG.get(command)
         payload = args.get(payload_arg) if payload_arg else None
+        # a record keeps no more of a path than a refusal repeats (a valid one is shorter)
         op = {
-            k: args[k]
+            k: shortened(v) if isinstance(v := args[k], str) else v
             for k in ("command", "path", "old_path", "new_path", "insert_line")
             if args.get(k) is not None
         }

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Never
 
 from inspect_ai.agent import Agent, AgentState, agent
 
+from swarm._checks import unknown_names
 from swarm._hooks.catalog import PluginCatalog, plugin_catalog
 from swarm._inspect.private import require_private_api
 from swarm._run.engine import SwarmRun
@@ -17,6 +18,7 @@ from swarm._spec.roster import MemberSpec
 from swarm._spec.sandboxes import Sandboxes
 from swarm._spec.spawning import Spawning
 from swarm._spec.topology import PluginSpec, SwarmSpec, swarm_spec
+from swarm.errors import ConfigError
 
 __all__ = ["SwarmAgent", "swarm"]
 
@@ -24,6 +26,20 @@ __all__ = ["SwarmAgent", "swarm"]
 # identity in an eval set) and every parameter (the plan in the log)
 REGISTRY_PARAMS = "__registry_params__"
 SOLVER_ALL_PARAMS = "__solver_all_params__"
+
+PARAMETERS = (
+    "budget",
+    "channels",
+    "config",
+    "controller",
+    "members",
+    "on_member_error",
+    "plugins",
+    "sandboxes",
+    "spawning",
+    "templates",
+)
+"""``swarm()``'s parameters, sorted (an unknown one is refused naming them)."""
 
 
 @agent(name="swarm", description="A swarm of agents working on one sample at the same time.")
@@ -38,6 +54,7 @@ def swarm(
     config: str | Path | Mapping[str, Any] | None = None,
     plugins: PluginCatalog | None = None,
     sandboxes: Sandboxes | Mapping[str, Any] | None = None,
+    **unknown: Never,
 ) -> Agent:
     """A swarm of agents working on one sample at the same time.
 
@@ -64,6 +81,9 @@ def swarm(
             ``controller``, ``channels``, ``budget``, ``on_member_error``, ``templates``,
             ``spawning``, ``sandboxes``.
         plugins: the plugin catalog to use (default: the process-wide one).
+        **unknown: none: a parameter ``swarm()`` does not have (a typo such as ``member``,
+            from Python or ``-S``) is a ``ConfigError`` naming the closest one, not a
+            ``TypeError``.
 
     Returns:
         An Inspect agent, usable as a solver.
@@ -72,6 +92,8 @@ def swarm(
         ConfigError: a bad topology, naming the field.
     """
     require_private_api()  # an Inspect that moved a private name: one message, before any run
+    if unknown:
+        raise ConfigError(f"swarm: {unknown_names(sorted(unknown), PARAMETERS, 'parameter')}")
     catalog = plugins or plugin_catalog()
     spec = swarm_spec(
         catalog,

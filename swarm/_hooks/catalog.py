@@ -30,6 +30,7 @@ from typing import Any, Literal
 import attrs
 import pluggy
 
+from swarm._checks import did_you_mean, shown, unknown_parameters
 from swarm._hooks.calls import call_each, call_registration_hook, call_rubric_rules
 from swarm._hooks.loading import (
     BUILTIN_DISTRIBUTION,
@@ -238,13 +239,17 @@ class PluginCatalog:
                 f"which is broken: {culprit.error}"
             )
         listing = ", ".join(self.names(kind)) or "none"
+        names = {n for full in table for n in (full, full.rsplit("/", 1)[-1])}
+        close = did_you_mean(name, sorted(names))
         suspects = [s for s in self.broken if not s.builtin]
         maybe = ""
         if suspects:
             maybe = "; broken plugins that may provide it: " + "; ".join(
                 f"{s.describe()}: {s.error}" for s in suspects
             )
-        raise ConfigError(f"unknown {kind} {name!r}; registered {kind}s: {listing}{maybe}")
+        raise ConfigError(
+            f"unknown {kind} {shown(name)}{close}; registered {kind}s: {listing}{maybe}"
+        )
 
     def _broken_provider(self, name: str) -> PluginSource | None:
         """The broken plugin that provides ``name``: one that registered it before it broke,
@@ -395,6 +400,9 @@ def rubric(name: str, /, *, plugins: PluginCatalog | None = None, **params: Any)
     """
     catalog = plugins or plugin_catalog()
     reg = catalog.lookup("rubric", name)
+    unknown = unknown_parameters(reg.factory, params)
+    if unknown is not None:
+        raise ConfigError(f"rubric {reg.name!r}: {unknown}")
     try:
         inspect.signature(reg.factory).bind(**params)
     except TypeError as ex:

@@ -28,6 +28,7 @@ __all__ = [
     "register_as",
     "require_private_api",
     "registry_lookup",
+    "registry_names",
     "running_task_state",
     "sample_sandboxes",
     "sandbox_proxy",
@@ -158,6 +159,16 @@ def registry_lookup(kind: str, name: str) -> object | None:
     from inspect_ai._util.registry import registry_lookup as lookup
 
     return lookup(kind, name)  # type: ignore[arg-type]
+
+
+def registry_names(kind: str) -> list[str]:
+    """The names of every object of ``kind`` registered with Inspect now, sorted, as a lookup
+    takes them (Inspect's own without their ``inspect_ai/`` prefix): for "did you mean"."""
+    from inspect_ai._util.registry import registry_find
+    from inspect_ai.util import registry_info
+
+    found = registry_find(lambda info: info.type == kind)
+    return sorted({registry_info(o).name.removeprefix("inspect_ai/") for o in found})
 
 
 def register_as(obj: object, name: str) -> None:

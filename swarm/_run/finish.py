@@ -207,6 +207,7 @@ def _metrics(
     hooks: RunHooks,
 ) -> dict[str, Any]:
     record = metrics_from(outcome, events, gates, comm)
+    _warn_unwired(record)
     for plugin, extra in hooks.extra_metrics(outcome.view):
         key = plugin.split(":", 1)[-1]
         if key in record:
@@ -226,6 +227,27 @@ def _metrics(
         else:
             record[key] = extra
     return record
+
+
+def _warn_unwired(record: Mapping[str, Any]) -> None:
+    """Say once per run, in the log and on the console (Inspect shows a warning in both), which
+    members the metrics' wiring checks list: they ran without what the channels offer."""
+    checks = [
+        ("tools_unwired", "never resolved swarm_tools()"),
+        ("notify_unwired", "in notify mode, never ran swarm_on_continue()"),
+    ]
+    parts = []
+    for key, why in checks:
+        names: list[str] = record[key]
+        if names:
+            more = f", and {len(names) - 10:,} more" if len(names) > 10 else ""
+            parts.append(f"{key} ({why}): {', '.join(names[:10])}{more}")
+    if parts:
+        logger.warning(
+            "swarm: members not wired to the channels ran a different experiment from the one "
+            "configured (see the metrics' wiring checks): %s",
+            "; ".join(parts),
+        )
 
 
 def _constant(record: dict[str, Any]) -> Callable[[], dict[str, Any]]:

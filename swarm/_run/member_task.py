@@ -2,9 +2,10 @@
 ended.
 
 Each member runs its agent on a copy of the sample's input plus its preamble, in an agent span
-named after it, inside an Inspect token-limit node that taps everything it spends (a call that
-trips a sample limit, a native compaction).  A submission is checked by the controller's verifier
-when there is one.  Whatever happens, the member ends exactly once, with one status.
+named after it (its ``started`` time is when that span opens), inside an Inspect token-limit
+node that taps everything it spends (a call that trips a sample limit, a native compaction).
+A submission is checked by the controller's verifier when there is one.  Whatever happens, the
+member ends exactly once, with one status.
 """
 
 from __future__ import annotations
@@ -104,6 +105,9 @@ class MemberRunner:
             agent = build_agent(m.entry.spec)
             with apply_limits(_member_limits(m.entry.spec.limits), catch_errors=True) as scope:
                 async with span(name=m.name, type="agent", id=m.span_id):
+                    # its start is when its span opens, not when it was scheduled (the run
+                    # took the time then, kept for a member whose agent never starts)
+                    m.started = self._host.now()
                     state = await agent(state)
                     m.agent_state = state
                     reason = state.output.stop_reason if state.output.choices else None

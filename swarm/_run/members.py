@@ -211,7 +211,8 @@ class Roster:
         return self._running
 
     def mark_running(self, member: RunMember, at: float) -> None:
-        """``member`` starts running at ``at``."""
+        """``member`` starts running at ``at`` (its task, when it opens the member's agent span,
+        takes its start again then)."""
         member.state = "running"
         member.started = at
         self._running += 1

@@ -17,12 +17,14 @@ from contextvars import ContextVar
 from typing import Any, NoReturn, Protocol
 
 import anyio
+import attrs
 from inspect_ai.tool import ToolError
 
+from swarm._checks import shortened, shown
 from swarm._hooks.calls import RunHooks
 from swarm._report.spawns import SpawnEntry, SpawnOp, spawn_figures
 from swarm._run.members import RunMember
-from swarm._spec.roster import MemberSpec, check_member_name
+from swarm._spec.roster import MAX_MEMBERS, MemberSpec, check_member_name
 from swarm._spec.spawning import Spawning
 from swarm.errors import ConfigError
 from swarm.hookspecs import hookimpl
@@ -146,12 +148,19 @@ class Spawner:
         if template not in spec.can_spawn:
             allowed = ", ".join(spec.can_spawn) or "none"
             self._refuse(
-                request, "template", f"you may not spawn template {template!r} (yours: {allowed})."
+                request,
+                "template",
+                f"you may not spawn template {shown(template)} (yours: {allowed}).",
             )
         try:
             check_member_name(name, "name")
         except ConfigError as ex:
             self._refuse(request, "name", str(ex))
+        members = len(self._host.view().members)
+        if members >= MAX_MEMBERS:  # no plugin admits past what a swarm may hold
+            self._refuse(
+                request, "members", f"the swarm has {members:,} members, the most a swarm may."
+            )
         decided = self._hooks.admit_spawn(self._host.view(), request)
         if decided is not None and not decided[1].admit:
             decision = decided[1]
@@ -197,7 +206,11 @@ class Spawner:
         )
 
     def _refuse(self, request: SpawnRequest, reason: str, message: str) -> NoReturn:
-        self._write("refused", None, request, task=request.task, reason=reason)
+        # the ledger keeps what a refusal repeats of the model's name and template, no more
+        kept = attrs.evolve(
+            request, name=shortened(request.name), template=shortened(request.template)
+        )
+        self._write("refused", None, kept, task=request.task, reason=reason)
         raise ToolError(message)
 
     def _write(
@@ -293,7 +306,7 @@ class Spawner:
         live = self.live_children(parent)
         found = [c for c in live if c == name or self._child[c][1] == name]
         if not found:
-            raise ToolError(f"you have no running child called {name!r}.")
+            raise ToolError(f"you have no running child called {shown(name)}.")
         self.delete(found[0], "cancelled")
         return f"Cancelling {found[0]}; you get a receipt when it has ended."
 

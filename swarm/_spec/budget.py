@@ -8,7 +8,14 @@ from typing import Any, Literal
 
 import attrs
 
-from swarm._checks import FieldError, as_float, as_whole, number_field, number_problem
+from swarm._checks import (
+    FieldError,
+    as_float,
+    as_whole,
+    number_field,
+    number_problem,
+    unknown_names,
+)
 from swarm.errors import ConfigError
 
 __all__ = ["Budget", "Split", "budget_from"]
@@ -93,10 +100,7 @@ def budget_from(value: Budget | Mapping[str, Any] | None) -> Budget:
     if isinstance(value, Budget):
         return value
     known = {f.name for f in attrs.fields(Budget)}
-    extra = sorted(repr(k) for k in set(value) - known)
+    extra = sorted(set(value) - known, key=repr)
     if extra:
-        raise ConfigError(
-            f"budget: unknown key(s) {', '.join(extra)}; expected some of "
-            f"{', '.join(sorted(known))}"
-        )
+        raise ConfigError(f"budget: {unknown_names(extra, sorted(known))}")
     return Budget(**value)

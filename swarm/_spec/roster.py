@@ -12,8 +12,8 @@ import attrs
 from inspect_ai.agent import Agent, is_agent
 from inspect_ai.util import registry_create, registry_info
 
-from swarm._checks import number_problem
-from swarm._inspect.private import registry_lookup
+from swarm._checks import did_you_mean, number_problem, shown
+from swarm._inspect.private import registry_lookup, registry_names
 from swarm.errors import ConfigError
 from swarm.records import Delivery, MemberInfo, MemberLimits
 
@@ -33,6 +33,10 @@ MAX_MEMBERS = 10_000
 
 RESERVED_NAMES = frozenset({"init", "solvers", "scorers"})
 """Span names Inspect reads as sample phases; a member called so would break its timeline."""
+
+RELATIONS = frozenset({"parent", "children"})
+"""What ``send_message(to=...)`` reads as relations: a member called so could never be messaged
+by name, and its messages would read as from its recipient's parent."""
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
@@ -240,9 +244,10 @@ def _lookup_factory(name: str, field: str) -> Callable[..., Agent]:
     # exists without building uses the lookup `inspect eval --solver` itself relies on.
     found = registry_lookup("agent", name)
     if found is None:
+        close = did_you_mean(name, registry_names("agent"))
         raise ConfigError(
-            f"{field}: no @agent called {name!r} is registered with Inspect (give a "
-            "package-qualified name such as 'mypkg/worker', or import the module defining it)"
+            f"{field}: no @agent called {shown(name)} is registered with Inspect{close}; give "
+            "a package-qualified name such as 'mypkg/worker', or import the module defining it"
         )
     return cast(Callable[..., Agent], found)
 
@@ -250,16 +255,21 @@ def _lookup_factory(name: str, field: str) -> Callable[..., Agent]:
 def check_member_name(name: object, field: str) -> str:
     """``name`` if it is a valid member name, else ``ConfigError`` for ``field``."""
     if not isinstance(name, str) or not name:
-        raise ConfigError(f"{field}: a member name must be a non-empty string, got {name!r}")
+        raise ConfigError(f"{field}: a member name must be a non-empty string, got {shown(name)}")
     if not _NAME.fullmatch(name):
         raise ConfigError(
-            f"{field}: {name!r} must start with a letter or digit and use only letters, "
+            f"{field}: {shown(name)} must start with a letter or digit and use only letters, "
             "digits, '.', '_' and '-' (at most 64 characters)"
         )
     if name in RESERVED_NAMES:
         raise ConfigError(
             f"{field}: {name!r} is reserved by Inspect (init, solvers and scorers name sample "
             "phases)"
+        )
+    if name in RELATIONS:
+        raise ConfigError(
+            f"{field}: {name!r} is reserved by swarm-eval (send_message reads 'parent' and "
+            "'children' as relations, not member names)"
         )
     return name
 

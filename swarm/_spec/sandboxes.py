@@ -22,6 +22,7 @@ from typing import Any
 
 import attrs
 
+from swarm._checks import unknown_names
 from swarm.errors import ConfigError
 
 __all__ = ["Sandboxes", "sandboxes_from"]
@@ -147,10 +148,7 @@ def sandboxes_from(value: object) -> Sandboxes:
         raise ConfigError(f"sandboxes: expected a mapping of sandbox settings, got {value!r}")
     extra = sorted(str(k) for k in value if k not in _KEYS)
     if extra:
-        raise ConfigError(
-            f"sandboxes: unknown key(s) {', '.join(map(repr, extra))}; expected some of "
-            f"{', '.join(_KEYS)}"
-        )
+        raise ConfigError(f"sandboxes: {unknown_names(extra, _KEYS)}")
     per_member: Any = value.get("per_member", False)
     if not isinstance(per_member, bool):
         raise ConfigError(f"sandboxes.per_member: expected true or false, got {per_member!r}")

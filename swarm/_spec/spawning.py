@@ -12,8 +12,8 @@ from typing import Any
 
 import attrs
 
-from swarm._checks import as_whole, number_field
-from swarm._spec.roster import MemberSpec, checked_member
+from swarm._checks import as_whole, number_field, unknown_names
+from swarm._spec.roster import MAX_MEMBERS, MemberSpec, checked_member
 from swarm.errors import ConfigError
 
 __all__ = ["TEMPLATE_KEYS", "Spawning", "spawning_from", "templates_from"]
@@ -22,16 +22,20 @@ TEMPLATE_KEYS = {"agent", "factory", "args", "role", "limits", "delivery", "mode
 
 
 def _whole(default: int, low: int) -> Any:
+    # bounded like a member's count: spawning never makes more members than a swarm may have
     return attrs.field(
         default=default,
         converter=as_whole,
-        validator=number_field("spawning", whole=True, low=low, optional=False),
+        validator=number_field("spawning", whole=True, low=low, high=MAX_MEMBERS, optional=False),
     )
 
 
 @attrs.frozen(kw_only=True)
 class Spawning:
     """The limits on spawning that the kernel's default decision enforces.
+
+    Each is a whole number up to 10,000 (``MAX_MEMBERS``), and ``max_spawns`` plus the roster's
+    members at most 10,000 in a swarm whose members spawn.
 
     Attributes:
         max_depth: the deepest a child may be (roster members are depth 0, their children 1).
@@ -59,10 +63,7 @@ def spawning_from(value: object) -> Spawning:
     known = {f.name for f in attrs.fields(Spawning)}
     extra = sorted(str(k) for k in value if k not in known)
     if extra:
-        raise ConfigError(
-            f"spawning: unknown key(s) {', '.join(map(repr, extra))}; expected some of "
-            f"{', '.join(sorted(known))}"
-        )
+        raise ConfigError(f"spawning: {unknown_names(extra, sorted(known))}")
     return Spawning(**{str(k): v for k, v in value.items()})
 
 
@@ -91,10 +92,7 @@ def templates_from(value: object) -> dict[str, MemberSpec]:
             raise ConfigError(f"{where}: expected member(...) or a mapping, got {item!r}")
         extra = sorted(str(k) for k in item if k not in TEMPLATE_KEYS)
         if extra:
-            raise ConfigError(
-                f"{where}: unknown key(s) {', '.join(map(repr, extra))}; expected some of "
-                f"{', '.join(sorted(TEMPLATE_KEYS))}"
-            )
+            raise ConfigError(f"{where}: {unknown_names(extra, sorted(TEMPLATE_KEYS))}")
         agents = [item[k] for k in ("agent", "factory") if k in item]
         if len(agents) != 1:
             raise ConfigError(f"{where}: give exactly one of 'agent' or 'factory'")
@@ -109,6 +107,16 @@ def templates_from(value: object) -> dict[str, MemberSpec]:
             where=where,
         )
     return found
+
+
+def check_spawn_room(spawning: Spawning, roster: int) -> None:
+    """The roster's ``roster`` members and ``spawning.max_spawns`` children fit in a swarm."""
+    total = roster + spawning.max_spawns
+    if total > MAX_MEMBERS:
+        raise ConfigError(
+            f"spawning.max_spawns: {spawning.max_spawns:,} spawns and {roster:,} roster members "
+            f"make {total:,} members; a swarm has at most {MAX_MEMBERS:,}"
+        )
 
 
 def check_spawn_names(members: tuple[MemberSpec, ...], templates: Mapping[str, MemberSpec]) -> None:

@@ -15,13 +15,19 @@ from typing import Any, Literal
 
 import attrs
 
-from swarm._checks import number_problem
+from swarm._checks import number_problem, text_number_note, unknown_names, unknown_parameters
 from swarm._hooks.catalog import PluginCatalog, PluginKind
 from swarm._spec.budget import Budget, budget_from
 from swarm._spec.files import parsed_topology_file
 from swarm._spec.roster import MemberSpec, checked_member, expand_roster
 from swarm._spec.sandboxes import Sandboxes, sandboxes_from
-from swarm._spec.spawning import Spawning, check_spawn_names, spawning_from, templates_from
+from swarm._spec.spawning import (
+    Spawning,
+    check_spawn_names,
+    check_spawn_room,
+    spawning_from,
+    templates_from,
+)
 from swarm._spec.verifier import resolve_verifier
 from swarm.errors import ConfigError
 
@@ -105,10 +111,7 @@ def load_topology(path: str | Path) -> dict[str, Any]:
         raise ConfigError(f"{p}: a topology file holds a mapping with keys members, controller...")
     extra = sorted(set(data) - _TOPOLOGY_KEYS)
     if extra:
-        raise ConfigError(
-            f"{p}: unknown key(s) {', '.join(map(repr, extra))}; expected some of "
-            f"{', '.join(sorted(_TOPOLOGY_KEYS))}"
-        )
+        raise ConfigError(f"{p}: {unknown_names(extra, sorted(_TOPOLOGY_KEYS))}")
     return dict(data)
 
 
@@ -126,10 +129,7 @@ def _from_file(file: str | None) -> Iterator[None]:
 def _member_from_mapping(data: Mapping[str, Any], where: str) -> MemberSpec:
     extra = sorted(set(data) - _MEMBER_KEYS)
     if extra:
-        raise ConfigError(
-            f"{where}: unknown key(s) {', '.join(map(repr, extra))}; expected some of "
-            f"{', '.join(sorted(_MEMBER_KEYS))}"
-        )
+        raise ConfigError(f"{where}: {unknown_names(extra, sorted(_MEMBER_KEYS))}")
     agents = [data[k] for k in ("agent", "factory") if k in data]
     if len(agents) != 1:
         raise ConfigError(f"{where}: give exactly one of 'agent' or 'factory' (an @agent name)")
@@ -222,6 +222,9 @@ def check_plugin(
         reg = catalog.lookup(kind, spec.name)
     except ConfigError as ex:
         raise ConfigError(f"{where}: {ex}") from None
+    unknown = unknown_parameters(reg.factory, spec.params)
+    if unknown is not None:
+        raise ConfigError(f"{where}: {kind} {reg.name!r}: {unknown}")
     try:
         inspect.signature(reg.factory).bind(**dict(spec.params))
     except TypeError as ex:
@@ -231,11 +234,24 @@ def check_plugin(
     try:
         built = reg.factory(**dict(spec.params))
     except ConfigError as ex:
-        raise ConfigError(f"{where}: {ex}") from None
+        raise ConfigError(f"{where}: {ex}{_number_text(ex, spec.params)}") from None
     except Exception as ex:
         raise ConfigError(f"{where}: {kind} {reg.name!r} refused its parameters: {ex!r}") from ex
     _check_runtime_attributes(built, f"{where}: {kind} {reg.name!r}")
     return PluginSpec(name=reg.name, params=spec.params)
+
+
+def _number_text(error: ConfigError, params: Mapping[str, Any]) -> str:
+    """``: that is the text '1e5' (YAML reads...)`` when a plugin refused a parameter that is
+    text YAML read from a number (its message shows the text; a list's items are looked at
+    too, as in ``rate: [1e3, 60]``), else ``""``."""
+    values = list(params.values())
+    values += [v for value in values if isinstance(value, list | tuple) for v in value]
+    for value in values:
+        note = text_number_note(value)
+        if note is not None and repr(value) in str(error):
+            return f"; that is {note}"
+    return ""
 
 
 def _check_runtime_attributes(built: object, who: str) -> None:
@@ -303,7 +319,7 @@ def swarm_spec(
         data = load_topology(config) if isinstance(config, str | Path) else dict(config)
         for key, value in data.items():
             if key not in _TOPOLOGY_KEYS:
-                raise ConfigError(f"config: unknown key {key!r}")
+                raise ConfigError(f"config: {unknown_names([key], sorted(_TOPOLOGY_KEYS))}")
             if given[key] is not None:
                 with _from_file(file):
                     raise ConfigError(
@@ -369,6 +385,8 @@ def swarm_spec(
         sandboxes=found_sandboxes,
     )
     if spec.spawns:
+        with at("spawning", "members"):
+            check_spawn_room(found_spawning, len(roster))
         with at("channels", "members", "templates"):
             spec = _with_receipts(catalog, spec)
     return spec
