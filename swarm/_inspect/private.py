@@ -48,7 +48,12 @@ TESTED_INSPECT = "0.3.285"
 # test_inspect_private.py checks the table against the imports below, so it cannot drift)
 PRIVATE_NAMES: dict[str, tuple[str, ...]] = {
     "inspect_ai._util.error": ("PrerequisiteError",),
-    "inspect_ai._util.registry": ("RegistryInfo", "registry_add", "registry_lookup"),
+    "inspect_ai._util.registry": (
+        "RegistryInfo",
+        "registry_add",
+        "registry_find",
+        "registry_lookup",
+    ),
     "inspect_ai.model._generate_config": ("active_generate_config",),
     "inspect_ai.model._model": ("sample_model_usage",),
     "inspect_ai.solver._task_state": ("sample_state",),
