@@ -99,7 +99,10 @@ def test_running_time_is_each_members_own(log_dir: Path, priced: None) -> None:
     found = rows(sample)
     for m in result(sample)["members"]:
         assert found[m["name"]]["running_time"] == m["time"] - m["started"]
-    assert found["quick"]["running_time"] < 0.4 <= found["slow"]["running_time"]
+    # slow's time holds its 0.4 s pause; quick's is its own (below slow's, however loaded the
+    # machine: a bound in seconds on quick failed once under load, 0.443 s)
+    assert found["quick"]["running_time"] < found["slow"]["running_time"]
+    assert found["slow"]["running_time"] >= 0.4
     assert record["wall_clock"] >= max(m["time"] for m in result(sample)["members"])
     assert found["quick"]["cost"] == 0.25 and record["cost"] > 0.25
 
