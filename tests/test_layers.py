@@ -2,10 +2,11 @@
 and those inside functions too).
 
 Lowest first: ``_inspect`` (Inspect's private API, which the exceptions build on) < the
-contract (errors, records, serialization, hookspecs) < ``_hooks`` (plugin machinery) < ``_spec``
-(what to run) < ``_accounts`` (what it costs) < ``_report`` (record builders) < ``_run`` (one
-sample's runtime) < ``_faces`` (the agent, ``swarm/worker``, the ``bwrap`` provider) < the public
-package < the tools built on it (``demo``, ``testing``, ``analysis``, ``timeline``) < the CLI <
+contract (errors, records, serialization, hookspecs, the stored records' schemas) < ``_hooks``
+(plugin machinery) < ``_spec`` (what to run) < ``_accounts`` (what it costs) < ``_report``
+(record builders) < ``_run`` (one sample's runtime) < ``_faces`` (the agent, ``swarm/worker``,
+the ``bwrap`` provider) < the public package < the tools built on it (``demo``, ``testing``,
+``analysis``, ``timeline``) < the CLI <
 the ``inspect_ai`` entry point (``_entry_point``, which registers them all) < the built-in plugins.
 A module imports only its own layer and lower ones, no module is on an import cycle, the
 built-in plugins import only the public ``swarm`` package, and the hookspecs only the contract.
@@ -33,6 +34,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "swarm.serialization",
             "swarm.hookspecs",
             "swarm._checks",
+            "swarm._schemas",
         ),
     ),
     ("hooks", ("swarm._hooks",)),

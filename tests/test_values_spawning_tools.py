@@ -503,9 +503,11 @@ def test_the_peak_of_live_children_counts_the_ends_between_spawns() -> None:
     from swarm._report.spawns import SpawnEntry, spawn_figures
 
     def entry(seq: int, op: Any, **fields: Any) -> SpawnEntry:
+        # every field given: the entry is the record's schema, which has no defaults
+        fields = {"member": f"c{seq}", "task": None, "status": None, "reason": None, **fields}
         return SpawnEntry(
-            seq=seq, time=float(seq), op=op, member=fields.pop("member", f"c{seq}"),
-            requested="c", parent="lead", depth=1, template="worker", **fields,
+            seq=seq, time=float(seq), op=op, requested="c", parent="lead", depth=1,
+            template="worker", **fields,
         )  # fmt: skip
 
     entries = [

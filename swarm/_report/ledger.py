@@ -1,4 +1,6 @@
-"""The ``inspect_swarm:ledger`` record: the swarm's accounting, field for field as in the spec."""
+"""The ``inspect_swarm:ledger`` record: the swarm's accounting, field for field as in the spec,
+built through its schema (``swarm._schemas.SwarmLedger``, which ``swarm.analysis`` reads it
+back with)."""
 
 from __future__ import annotations
 
@@ -9,9 +11,19 @@ from typing import Any
 from inspect_ai.model import ModelAPI
 
 from swarm._accounts.accounts import Accounts
-from swarm._accounts.meter import usage_dict, usage_minus, usage_sum
+from swarm._accounts.meter import UsageMeter, usage_dict, usage_minus, usage_sum
 from swarm._report.events import CallCounts, RunEvents
 from swarm._report.outcome import MemberEnd, RunOutcome
+from swarm._schemas import (
+    Calls,
+    LedgerBudget,
+    LedgerCaps,
+    MemberLedger,
+    Meter,
+    SampleLimits,
+    SwarmLedger,
+    Usage,
+)
 
 __all__ = ["build_ledger", "ledger_from", "native_compaction_classes"]
 
@@ -34,16 +46,24 @@ def native_compaction_classes() -> list[str]:
     return sorted(names)
 
 
-def _budget_record(accounts: Accounts) -> dict[str, Any]:
+def _budget_record(accounts: Accounts) -> LedgerBudget:
     b = accounts.budget
-    return {
-        "cost": b.cost,
-        "tokens": b.tokens,
-        "time": b.time,
-        "reserve": b.reserve,
-        "split": list(b.split) if isinstance(b.split, tuple) else b.split,
-        "grace": b.grace,
-    }
+    return LedgerBudget(
+        cost=b.cost,
+        tokens=b.tokens,
+        time=b.time,
+        reserve=b.reserve,
+        split=list(b.split) if isinstance(b.split, tuple) else b.split,
+        grace=b.grace,
+    )
+
+
+def _meter(meter: UsageMeter) -> Meter:
+    return Meter.model_validate(meter.as_dict())
+
+
+def _calls(counts: CallCounts) -> Calls:
+    return Calls.model_validate(counts.as_dict())
 
 
 def _near_zero(value: float | int | None, scale: float) -> bool:
@@ -61,7 +81,7 @@ def build_ledger(
     final_cancelled: bool,
     wall_clock: float,
 ) -> dict[str, Any]:
-    """The ledger as a JSON-ready dict (version 1)."""
+    """The ledger as a JSON-ready dict (version 1): a ``SwarmLedger``'s ``model_dump()``."""
     total_calls = CallCounts()
     for counts in events.calls.values():
         total_calls.add(counts)
@@ -93,42 +113,43 @@ def build_ledger(
         )
         and _near_zero(unattributed.total_cost, delta.total_cost or 0.0)
     )
-    return {
-        "version": 1,
-        "budget": _budget_record(accounts),
-        "caps": accounts.caps.as_dict(),
-        "sample_limits": dict(accounts.sample_limits),
-        "members": [
-            {
-                "name": m.name,
-                "status": m.status,
-                "bridged": m.bridged,
-                "meter": accounts.members[m.name].as_dict(),
-                "calls": events.calls_of(m.name).as_dict(),
-                "cancelled": m.cancelled,
-                "background_started": m.background_started,
-                "background_cancelled": m.background_cancelled,
-            }
+    ledger = SwarmLedger(
+        version=1,
+        budget=_budget_record(accounts),
+        caps=LedgerCaps.model_validate(accounts.caps.as_dict()),
+        sample_limits=SampleLimits.model_validate(accounts.sample_limits),
+        members=[
+            MemberLedger(
+                name=m.name,
+                status=m.status,
+                bridged=m.bridged,
+                meter=_meter(accounts.members[m.name]),
+                calls=_calls(events.calls_of(m.name)),
+                cancelled=m.cancelled,
+                background_started=m.background_started,
+                background_cancelled=m.background_cancelled,
+            )
             for m in members
         ],
-        "runtime": accounts.runtime.as_dict(),
-        "final": accounts.final.as_dict(),
-        "swarm": swarm.as_dict(),
-        "calls": total_calls.as_dict(),
-        "unpriced_calls_recorded": swarm.unpriced,
-        "sample_delta": usage_dict(delta),
-        "unattributed": usage_dict(unattributed),
-        "unpriced_models": unpriced_models,
-        "native_compaction_classes": compaction,
-        "overshoot": accounts.overshoot(wall_clock),
-        "stop_reason": stop_reason,
-        "ended_by": ended_by,
-        "interrupted": interrupted,
-        "final_cancelled": final_cancelled,
-        "resumed": False,
-        "total_complete": total_complete,
-        "attribution_complete": attribution_complete,
-    }
+        runtime=_meter(accounts.runtime),
+        final=_meter(accounts.final),
+        swarm=_meter(swarm),
+        calls=_calls(total_calls),
+        unpriced_calls_recorded=swarm.unpriced,
+        sample_delta=Usage.model_validate(usage_dict(delta)),
+        unattributed=Usage.model_validate(usage_dict(unattributed)),
+        unpriced_models=unpriced_models,
+        native_compaction_classes=compaction,
+        overshoot=accounts.overshoot(wall_clock),
+        stop_reason=stop_reason,
+        ended_by=ended_by,
+        interrupted=interrupted,
+        final_cancelled=final_cancelled,
+        resumed=False,
+        total_complete=total_complete,
+        attribution_complete=attribution_complete,
+    )
+    return ledger.model_dump()
 
 
 def ledger_from(outcome: RunOutcome, events: RunEvents) -> dict[str, Any]:

@@ -8,39 +8,20 @@ began tearing a live child down: its parent ended, or cancelled it).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
-import attrs
+from swarm._schemas import SpawnLedger, SpawnLedgerEntry, SpawnOp
 
 __all__ = ["SpawnEntry", "SpawnOp", "build_spawns", "spawn_figures"]
 
-SpawnOp = Literal["spawn", "refused", "end", "delete"]
-
-
-@attrs.frozen(kw_only=True)
-class SpawnEntry:
-    """One entry of the spawn ledger."""
-
-    seq: int
-    time: float
-    op: SpawnOp
-    member: str | None
-    requested: str
-    parent: str
-    depth: int
-    template: str
-    task: str | None = None
-    status: str | None = None
-    reason: str | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        """As the spawn ledger writes it."""
-        return attrs.asdict(self)
+SpawnEntry = SpawnLedgerEntry
+"""One entry of the spawn ledger: the runtime writes the record's own class (``swarm._schemas``,
+which ``swarm.analysis`` reads it back with), so an entry has every field the record has."""
 
 
 def build_spawns(entries: Sequence[SpawnEntry]) -> dict[str, Any]:
-    """The spawn ledger record (version 1)."""
-    return {"version": 1, "entries": [e.as_dict() for e in entries]}
+    """The spawn ledger record (version 1), through its schema."""
+    return SpawnLedger(version=1, entries=list(entries)).model_dump()
 
 
 def _count(values: Sequence[str | None]) -> dict[str, int]:

@@ -9,9 +9,9 @@ fails the sample with it afterwards.
 
 The records are the kernel's alone: a plugin's ``swarm_records`` may not give a protected key
 (``is_protected_key``; the message log is taken from the built-in ``messages`` channel only and
-written by the kernel), a ``swarm_run_ended`` observer that changes one through ``store()`` is a
-fault naming it and its change is undone, and after every plugin the kernel puts back any of its
-records that differs from what it wrote and seals them (``seal``).
+written by the kernel, through its schema), a ``swarm_run_ended`` observer that changes one
+through ``store()`` is a fault naming it and its change is undone, and after every plugin the
+kernel puts back any of its records that differs from what it wrote and seals them (``seal``).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 
 from inspect_ai.log import transcript
 from inspect_ai.util import Store, current_span_id, store
+from pydantic import ValidationError
 
 from swarm._accounts.accounts import Accounts
 from swarm._hooks.calls import RunHooks
@@ -40,6 +41,7 @@ from swarm._run.members import Roster
 from swarm._run.seal import canonical_json, record_digest, seal_records
 from swarm._run.waits import Waits
 from swarm._run.wiring import Wiring
+from swarm._schemas import MessageLog, schema_problem
 from swarm.errors import PluginError
 from swarm.records import (
     INFO_SOURCE,
@@ -122,12 +124,23 @@ def _plugin_records(outcome: RunOutcome, hooks: RunHooks, written: dict[str, str
                 problem = f"gave record {key!r} as {type(record).__name__}, not a mapping"
             else:
                 problem = _json_problem(record)
+            if kernel and problem is None:
+                record, problem = _message_log(record)
             if problem is not None:
                 hooks.fault(PluginError(plugin, "swarm_records", problem))
                 continue
             write_record(
                 key, key.rpartition(":")[2], _constant(record), written if kernel else None
             )
+
+
+def _message_log(record: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """The ``messages`` channel's log through its schema (``swarm._schemas.MessageLog``, which
+    ``swarm.analysis`` reads it back with), or what the schema refuses in it."""
+    try:
+        return MessageLog.model_validate(record).model_dump(), None
+    except ValidationError as ex:
+        return record, f"gave a message log its schema refuses: {schema_problem(ex)}"
 
 
 class _Guard:

@@ -7,6 +7,8 @@
   ``SwarmLedger.model_json_schema()`` describes every field;
 - ``swarm_spawns(sample)`` and ``swarm_messages(sample)``: the spawn ledger and the message log
   as a ``SpawnLedger`` and a ``MessageLog``;
+- the models are the ones the records are written through (one schema per record), so they
+  have exactly the stored fields;
 - ``swarm_evidence(sample, kind=None)``: the run's evidence of channel activity (every write,
   view, notice line and wait: ids and sizes, never text), in order.
 """

@@ -1,0 +1,242 @@
+"""The schemas of the stored records that have readers: the ledger (``inspect_swarm:ledger``),
+the spawn ledger (``inspect_swarm:spawns``) and the message log (``inspect_swarm:messages``).
+
+One frozen pydantic model per record (and per part of one), each field with its description,
+unknown fields refused.  Both sides use these same classes:
+
+- the writers build their record through them: ``_report/ledger.py`` constructs a
+  ``SwarmLedger``; the runtime's spawn entries *are* ``SpawnLedgerEntry``s (``_report/spawns``
+  calls them ``SpawnEntry``); the kernel passes the ``messages`` channel's log through
+  ``MessageLog`` before it writes it (``_run/finish.py``).  Each writes ``model_dump()``, so a
+  record has the schema's fields, in the schema's order, and a field the schema lacks, or one
+  missing, fails the build instead of reaching the store;
+- ``swarm.analysis`` re-exports them to read a log's records back (``swarm_ledger()``,
+  ``swarm_spawns()``, ``swarm_messages()``), and their ``model_json_schema()`` describes every
+  field.
+
+Why pydantic is the one schema, and attrs is not: the readers must be pydantic (Inspect's logs
+are pydantic; users get typed attributes, ``model_json_schema()`` and the descriptions), and
+models derived from attrs classes at import time would be invisible to type checkers and to the
+reference docs.  The writers' inputs stay what they were (attrs values, meters, the mailbox):
+only the record, the wire format, is defined here, which is the split between the business model
+and the wire format that attrs' docs recommend.
+
+A number that a writer may store either as an integer or as a float (a sample limit given as
+``600``, a token overshoot, a split weight) is ``int | float``: pydantic turns an integer in a
+``float`` field into a float, which would write ``600.0`` where the record holds ``600``.
+
+The result record is not here: it is a hook value (``swarm.SwarmResult``, attrs, unstructured by
+``swarm.serialization``) with no reader of its own, so it already has one schema.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+__all__ = [
+    "Calls",
+    "LedgerBudget",
+    "LedgerCaps",
+    "MemberLedger",
+    "MessageLog",
+    "MessageLogEntry",
+    "Meter",
+    "SampleLimits",
+    "Seen",
+    "SpawnLedger",
+    "SpawnLedgerEntry",
+    "SpawnOp",
+    "SwarmLedger",
+    "Usage",
+    "schema_problem",
+]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# -- the ledger -------------------------------------------------------------------------------
+
+
+class Usage(_Record):
+    """Token usage and cost, as Inspect's ``ModelUsage`` reports it."""
+
+    input_tokens: int = Field(description="Input tokens (excluding cached).")
+    output_tokens: int = Field(description="Output tokens.")
+    total_tokens: int = Field(description="All tokens.")
+    input_tokens_cache_write: int | None = Field(description="Tokens written to a cache.")
+    input_tokens_cache_read: int | None = Field(description="Tokens read from a cache.")
+    reasoning_tokens: int | None = Field(description="Reasoning tokens.")
+    total_cost: float | None = Field(description="Dollars, when priced; null when unpriced.")
+
+
+class Meter(_Record):
+    """The usage and cost of what a member (or the runtime, final step, swarm) did."""
+
+    usage: Usage = Field(description="Usage of the calls metered.")
+    cost: float = Field(description="Dollars of the priced calls.")
+    suspended_cost: float = Field(
+        description="Part of the cost spent while token counting was suspended."
+    )
+
+
+class Calls(_Record):
+    """Model calls by outcome."""
+
+    calls: int = Field(description="Completed calls other than cache replays.")
+    cache_replays: int = Field(description="Calls replayed from cache, at no charge.")
+    errored: int = Field(description="Attempts that errored or were cancelled (retries too).")
+    no_usage: int = Field(description="Completed calls that reported no usage.")
+    unpriced: int = Field(description="Completed calls with usage but no cost.")
+
+
+class MemberLedger(_Record):
+    """One member's accounting."""
+
+    name: str = Field(description="The member's name.")
+    status: str | None = Field(description="How it ended; null if never started.")
+    bridged: bool = Field(description="Whether it is a bridged agent.")
+    meter: Meter = Field(description="Its usage, subagents' and background work's included.")
+    calls: Calls = Field(description="Its model calls by outcome.")
+    cancelled: bool = Field(description="The swarm or the sample cancelled it.")
+    background_started: int = Field(description="Background tasks it started.")
+    background_cancelled: int = Field(description="Background tasks cancelled unfinished.")
+
+
+class LedgerBudget(_Record):
+    """The budget as given."""
+
+    cost: float | None = Field(description="Cost cap in dollars; null: from the sample's limit.")
+    tokens: int | None = Field(description="Token cap; null: from the sample's limit.")
+    time: float | None = Field(description="Time cap in seconds; null: from the sample's limit.")
+    reserve: float = Field(description="Fraction of a sample limit held back from its cap.")
+    split: Literal["pool", "equal"] | list[int | float] = Field(
+        description='"pool", "equal", or one weight per member, as given.'
+    )
+    grace: float = Field(description="Seconds calls in flight may finish after a stop.")
+
+
+class LedgerCaps(_Record):
+    """The caps the swarm applied (null: no cap)."""
+
+    cost: float | None = Field(description="Dollars.")
+    tokens: int | None = Field(description="Tokens.")
+    time: float | None = Field(description="Seconds.")
+
+
+class SampleLimits(_Record):
+    """The sample's limits when the swarm started (null: no limit), as given."""
+
+    token: int | float | None = Field(description="Tokens.")
+    cost: int | float | None = Field(description="Dollars.")
+    message: int | float | None = Field(description="Messages.")
+    turn: int | float | None = Field(description="Turns.")
+    working: int | float | None = Field(description="Seconds of working time.")
+    time: int | float | None = Field(description="Seconds.")
+
+
+class SwarmLedger(_Record):
+    """The ``inspect_swarm:ledger`` record (version 1): the swarm's accounting."""
+
+    version: Literal[1] = Field(description="Record version.")
+    budget: LedgerBudget = Field(description="The budget as given.")
+    caps: LedgerCaps = Field(description="Caps applied.")
+    sample_limits: SampleLimits = Field(description="Sample limits at the swarm's start.")
+    members: list[MemberLedger] = Field(description="One entry per member, roster order.")
+    runtime: Meter = Field(description="The controller's own calls.")
+    final: Meter = Field(description="The final step's calls.")
+    swarm: Meter = Field(description="Everything in the swarm.")
+    calls: Calls = Field(description="Every call in the swarm.")
+    unpriced_calls_recorded: int = Field(description="Unpriced calls the swarm meter saw.")
+    sample_delta: Usage = Field(description="The sample's usage while the swarm ran.")
+    unattributed: Usage = Field(description="sample_delta minus swarm.")
+    unpriced_models: list[str] = Field(description="Models with tokens but no cost.")
+    native_compaction_classes: list[str] = Field(
+        description="Loaded model classes that can compact natively (usage may be missing)."
+    )
+    overshoot: dict[str, int | float] = Field(description="How far usage went past each cap.")
+    stop_reason: str | None = Field(description="Why the swarm stopped itself.")
+    ended_by: str | None = Field(description="What ended it from outside.")
+    interrupted: bool = Field(description="An error or cancellation ended it early.")
+    final_cancelled: bool = Field(description="The final step was cancelled.")
+    resumed: bool = Field(description="The sample resumed from a checkpoint.")
+    total_complete: bool = Field(description="No call is known to be missing from totals.")
+    attribution_complete: bool = Field(description="total_complete and unattributed is zero.")
+
+
+# -- the spawn ledger -------------------------------------------------------------------------
+
+SpawnOp = Literal["spawn", "refused", "end", "delete"]
+"""What a spawn ledger entry records: a child admitted, a request refused, a child ended, a live
+child torn down."""
+
+
+class SpawnLedgerEntry(_Record):
+    """One entry of the spawn ledger."""
+
+    seq: int = Field(description="Order of writing, from 1.")
+    time: float = Field(description="Seconds since the swarm started.")
+    op: SpawnOp = Field(description="What happened.")
+    member: str | None = Field(description="The child's member name (null when refused).")
+    requested: str = Field(description="The name the parent asked for.")
+    parent: str = Field(description="The member that spawned (or asked to).")
+    depth: int = Field(description="The child's depth (its parent's plus one).")
+    template: str = Field(description="The template the child runs.")
+    task: str | None = Field(description="The task text (spawn and refused).")
+    status: str | None = Field(description="The child's status (end).")
+    reason: str | None = Field(description="Why (refused: the control; delete: the cause).")
+
+
+class SpawnLedger(_Record):
+    """The ``inspect_swarm:spawns`` record (version 1)."""
+
+    version: Literal[1] = Field(description="Record version.")
+    entries: list[SpawnLedgerEntry] = Field(description="Every entry, in order.")
+
+
+# -- the message log --------------------------------------------------------------------------
+
+
+class Seen(_Record):
+    """When a message first reached its recipient's conversation."""
+
+    time: float = Field(description="Seconds since the swarm started.")
+    via: Literal["read", "notice", "wait"] = Field(description="How it got there.")
+
+
+class MessageLogEntry(_Record):
+    """One message (or receipt) delivered to one recipient."""
+
+    seq: int = Field(description="Order of delivery, from 1.")
+    time: float = Field(description="Seconds since the swarm started.")
+    kind: Literal["message", "receipt"] = Field(description="A member's message or a receipt.")
+    sender: str = Field(description="Who sent it (a receipt: the child it is about).")
+    recipient: str = Field(description="Who it was delivered to.")
+    relationship: Literal["parent", "child", "sibling", "other"] = Field(
+        description="What the sender is to the recipient (stamped by the runtime)."
+    )
+    size: int = Field(description="UTF-8 bytes of the text.")
+    text: str = Field(description="The text as sent.")
+    about: str | None = Field(description="A receipt's child.")
+    status: str | None = Field(description="A receipt's child's status.")
+    seen: Seen | None = Field(description="When it reached the recipient, if it did.")
+
+
+class MessageLog(_Record):
+    """The ``inspect_swarm:messages`` record (version 1)."""
+
+    version: Literal[1] = Field(description="Record version.")
+    messages: list[MessageLogEntry] = Field(description="Every delivery, in order.")
+
+
+def schema_problem(error: ValidationError) -> str:
+    """What a record's schema refused, on one line: each field's path and pydantic's reason
+    (``messages[0].size: Field required; messages[0].sent: Extra inputs are not permitted``)."""
+    parts = []
+    for found in error.errors():
+        path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in found["loc"])
+        parts.append(f"{path.lstrip('.') or '(the record)'}: {found['msg']}")
+    return "; ".join(parts)
