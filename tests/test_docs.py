@@ -1,9 +1,11 @@
 """The documentation's shape: every block says what it is, every example is shown running, the
 onboarding steps are right, and the links resolve.
 
-The code blocks themselves are run by Sybil (``conftest.py`` at the repository's root collects
-README.md and docs/*.md): each ``console`` block's commands against the whole output shown, each
-``python`` program, each fragment compiled.  The site is built in test_docs_site.py.
+The code blocks themselves are run by ``conftest.py`` at the repository's root (one test per
+page of README.md and docs/*.md, its blocks in order in one directory): each ``console`` block's
+commands against the whole output shown and their exit statuses, each ``python`` program, each
+fragment compiled; test_docs_checker.py tests that checker.  The site is built in
+test_docs_site.py.
 """
 
 from __future__ import annotations
@@ -57,7 +59,8 @@ def test_every_code_block_says_what_it_is(page: Path) -> None:
     # a block with no language is neither run nor checked: output shown in one would drift
     for language, body, line in _blocks(page):
         assert language, f"{page.name}:{line}: a code block with no language"
-        if language != "console":
+        # a markdown block shows a page's source (docs/index.md#writing-the-docs), blocks and all
+        if language not in ("console", "markdown"):
             prompts = [x for x in body.splitlines() if x.startswith("$ ")]
             assert not prompts, (
                 f"{page.name}:{line}: a {language} block shows the command {prompts[0]!r}; "
