@@ -137,11 +137,12 @@ def matches(expected: str, actual: str) -> bool:
 
 
 def _diff(expected: str, actual: str) -> str:
-    """A unified diff in which an output line matched by a shown line with ``...`` is not a
-    difference (so the diff points at the lines that really differ)."""
+    """A unified diff in which an output line matched by a shown line with ``...`` in it is not
+    a difference (so the diff points at the lines that really differ); a line of ``...`` alone
+    matches any line, so it does not count here."""
     want = _normalise(expected).splitlines()
     got = _normalise(actual).splitlines()
-    elided = [line for line in want if "..." in line]
+    elided = [line for line in want if "..." in line and line.strip() != "..."]
     shown = [next((w for w in elided if matches(w, g)), g) for g in got]
     return "\n".join(difflib.unified_diff(want, shown, "shown on the page", "printed", lineterm=""))
 
