@@ -280,6 +280,15 @@ def test_analysis_example_explains_a_missing_pandas(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "page", [*GUIDE, *DOCS.glob("reference/*.md"), ROOT / "benchmarks" / "README.md"], ids=str
+)
+def test_pages_cite_no_issue_numbers(page: Path) -> None:
+    # the issue tracker is the project's own: "issue 14" tells a reader of the site nothing
+    found = re.findall(r"\bissues? \d+", page.read_text(), re.IGNORECASE)
+    assert not found, f"{page.relative_to(ROOT)} cites {found}; say what changed instead"
+
+
 def test_benchmarks_readme_cites_only_what_the_repository_has() -> None:
     text = (ROOT / "benchmarks" / "README.md").read_text()
     # the design document is not in the repository; what the suite measures against is here
