@@ -1,19 +1,25 @@
-"""The code blocks of README.md and docs/*.md, collected as tests with Sybil.
+"""The code blocks of README.md and docs/*.md, run as tests: one test per page.
 
-Three kinds of fenced block are checked (docs/index.md#writing-the-docs says how to write them):
+A page's blocks run in the order the page shows them, all in one fresh directory that stands for
+the repository root (``docs/`` in it is this repository's), so a block sees the files the
+blocks above it wrote, as a reader who follows the page does.  Three kinds of fenced block are
+run (docs/index.md#writing-the-docs says how to write them):
 
-- ``console``: each ``$ `` line is a command, run by bash in a fresh directory that stands for the
-  repository root (``docs/`` in it is this repository's), with the virtualenv's ``bin`` first on
-  ``PATH`` as after activating it, and ``INSPECT_LOG_DIR`` in that directory.  The lines after a
-  command are its whole output (stdout and stderr), compared line by line with trailing spaces
-  ignored; ``...`` stands for any text, within a line or across lines (doctest's ELLIPSIS).
-- ``python``: a complete program, run with the virtualenv's Python in such a directory; it must
-  exit with status 0.
+- ``console``: each ``$ `` line is a command, run by bash with the virtualenv's ``bin`` first
+  on ``PATH`` as after activating it, ``INSPECT_LOG_DIR`` in the page's directory, and no
+  stdin (a command that asks a question fails instead of waiting).  The lines after a command
+  are its whole output (stdout and stderr), compared line by line with trailing spaces ignored;
+  ``...`` stands for any text, within a line or across lines (doctest's ELLIPSIS).  Every
+  command must exit with status 0, unless an HTML comment ``<!-- exit N -->`` just before the
+  block says otherwise: every command of the block then exits with ``N``; ``<!-- exit 0 2 -->``
+  gives one status per command, in order.
+- ``python``: a complete program, run with the virtualenv's Python in the page's directory; it
+  must exit with status 0, or the ``N`` of an ``<!-- exit N -->`` just before it.
 - ``python`` after an HTML comment ``<!-- fragment -->``: part of a program (``...`` for
   arguments, names from the surrounding text); it must compile.
 
-Each block runs on its own, in its own directory, so the blocks can run in any order and in
-parallel (``pytest -n 2``).
+The first block that fails ends its page's test (the blocks after it may need what it did).
+Pages are independent of each other, so they run in parallel (``pytest -n 2``).
 """
 
 from __future__ import annotations
@@ -24,60 +30,64 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterable
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
-from sybil import Document, Example, Region, Sybil
-from sybil.parsers.markdown import CodeBlockParser
+import attrs
+import pytest
 
 ROOT = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
 PROMPT = "$ "
-FRAGMENT = re.compile(r"<!--\s*fragment\s*-->\s*$")
-TIMEOUT = 300  # seconds for one command; the slowest example takes a few
+FENCE = re.compile(
+    r"^(?P<fence>```+)(?P<info>[^\n`]*)\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.M | re.S
+)
+# the HTML comment just before a block (invisible on the site), with nothing but blank space
+# between it and the block
+MARKER = re.compile(r"<!--\s*(?P<marker>fragment|exit(?:\s+\d+)+)\s*-->\s*\Z")
+TIMEOUT = 120  # seconds for one command or program; the slowest example takes about ten
 
 # docs/examples/plugin_tests is a test suite a console block runs (docs/testing.md)
 collect_ignore = ["docs/examples"]
 
-
-# what the fresh directory links to in the repository (read, never written, by the blocks)
+# what the page's directory links to in the repository (read, never written, by the blocks)
 LINKED = ("docs", "pyproject.toml", "conftest.py")
 
 
-def _workdir(example: Example) -> Path:
-    """A fresh directory standing for the repository root: ``docs`` in it is ours."""
-    tmp = example.namespace["tmp_path"]
-    assert isinstance(tmp, Path)
-    workdir = tmp / "repo"
-    workdir.mkdir()
-    for name in LINKED:
-        (workdir / name).symlink_to(ROOT / name)
-    return workdir
+@attrs.frozen(kw_only=True)
+class Block:
+    """One runnable fenced block of a page."""
+
+    language: str
+    body: str
+    line: int  # of the opening fence, from 1
+    fragment: bool = False
+    exits: tuple[int, ...] = ()  # as the marker gives them; () for none
 
 
-def _env(workdir: Path) -> dict[str, str]:
-    """The environment of a user who activated the virtualenv, with Inspect's logs in workdir."""
-    env = {
-        name: value
-        for name, value in os.environ.items()
-        if not name.startswith(("SWARM_", "INSPECT_", "PYTEST_", "COLUMNS", "LINES"))
-    }
-    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
-    env["VIRTUAL_ENV"] = str(BIN.parent)
-    env["INSPECT_LOG_DIR"] = str(workdir / "logs")
-    env["NO_COLOR"] = "1"
-    env["COLUMNS"] = "80"
-    # as after installing swarm-eval alone: the test suite's fixture plugin, installed in the
-    # same environment, is not loaded (an empty list allows no third-party distribution)
-    env["SWARM_LOAD_PLUGINS"] = ""
-    return env
-
-
-def _normalise(text: str) -> str:
-    lines = [line.rstrip() for line in text.splitlines()]
-    while lines and not lines[-1]:
-        lines.pop()
-    return "\n".join(lines) + "\n"
+def blocks(text: str) -> list[Block]:
+    """The ``console`` and ``python`` blocks of a page, in order, with their markers."""
+    found = []
+    end = 0
+    for m in FENCE.finditer(text):
+        language = m.group("info").strip()
+        marker = MARKER.search(text, end, m.start())
+        end = m.end()
+        if language not in ("console", "python"):
+            continue
+        word = marker.group("marker").split() if marker else []
+        found.append(
+            Block(
+                language=language,
+                body=m.group("body"),
+                line=text.count("\n", 0, m.start()) + 1,
+                fragment=word == ["fragment"],
+                exits=tuple(int(code) for code in word[1:]),
+            )
+        )
+    return found
 
 
 def commands(source: str) -> list[tuple[str, str]]:
@@ -99,32 +109,69 @@ def commands(source: str) -> list[tuple[str, str]]:
     return [(command, "\n".join(output)) for command, output in found]
 
 
+def expected_exits(block: Block, count: int) -> tuple[int, ...]:
+    """The exit status each of a block's ``count`` commands must have."""
+    if not block.exits:
+        return (0,) * count
+    if len(block.exits) == 1:
+        return block.exits * count
+    if len(block.exits) != count:
+        raise ValueError(
+            f"<!-- exit {' '.join(map(str, block.exits))} --> gives {len(block.exits)} exit "
+            f"statuses for a block of {count} command(s); give one for all, or one for each"
+        )
+    return block.exits
+
+
+def _normalise(text: str) -> str:
+    lines = [line.rstrip() for line in text.splitlines()]
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\n".join(lines) + "\n"
+
+
 def matches(expected: str, actual: str) -> bool:
     """Whether ``actual`` is ``expected``, where ``...`` in ``expected`` stands for any text."""
     want, got = _normalise(expected), _normalise(actual)
     return doctest.OutputChecker().check_output(want, got, doctest.ELLIPSIS)
 
 
-def _diff(expected: str, actual: str, returncode: int) -> str:
-    """A unified diff in which an output line matched by a shown line with ``...`` is not a
-    difference (so the diff points at the lines that really differ)."""
+def _diff(expected: str, actual: str) -> str:
+    """A unified diff in which an output line matched by a shown line with ``...`` in it is not
+    a difference (so the diff points at the lines that really differ); a line of ``...`` alone
+    matches any line, so it does not count here."""
     want = _normalise(expected).splitlines()
     got = _normalise(actual).splitlines()
-    elided = [line for line in want if "..." in line]
+    elided = [line for line in want if "..." in line and line.strip() != "..."]
     shown = [next((w for w in elided if matches(w, g)), g) for g in got]
-    return "\n".join(
-        difflib.unified_diff(
-            want, shown, "shown on the page", f"printed (exit code {returncode})", lineterm=""
-        )
-    )
+    return "\n".join(difflib.unified_diff(want, shown, "shown on the page", "printed", lineterm=""))
+
+
+def _env(workdir: Path) -> dict[str, str]:
+    """The environment of a user who activated the virtualenv, with Inspect's logs in workdir."""
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("SWARM_", "INSPECT_", "PYTEST_", "COLUMNS", "LINES"))
+    }
+    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
+    env["VIRTUAL_ENV"] = str(BIN.parent)
+    env["INSPECT_LOG_DIR"] = str(workdir / "logs")
+    env["NO_COLOR"] = "1"
+    env["COLUMNS"] = "80"
+    # as after installing swarm-eval alone: the test suite's fixture plugin, installed in the
+    # same environment, is not loaded (an empty list allows no third-party distribution)
+    env["SWARM_LOAD_PLUGINS"] = ""
+    return env
 
 
 def _run(args: list[str], workdir: Path) -> subprocess.CompletedProcess[str]:
-    """Run a block's command in its directory: output and errors together, within TIMEOUT."""
+    """Run a command in the page's directory: no stdin, output and errors together."""
     return subprocess.run(
         args,
         cwd=workdir,
         env=_env(workdir),
+        stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -133,46 +180,85 @@ def _run(args: list[str], workdir: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def run_console(example: Example) -> str | None:
-    workdir = _workdir(example)
-    for command, expected in commands(example.parsed):
+class BlockFailed(Exception):
+    """A block did not do what its page shows."""
+
+
+def run_block(block: Block, workdir: Path, page: str) -> None:
+    """Run one block in ``workdir``; ``BlockFailed`` says how it differs from the page."""
+    where = f"{page}:{block.line}"
+    if block.fragment:
+        compile("\n" * block.line + block.body, page, "exec", dont_inherit=True)
+        return
+    if block.language == "python":
+        # blank lines first, so that a traceback's line numbers are the page's
+        program = workdir / "program.py"
+        program.write_text("\n" * block.line + block.body)
+        (want,) = expected_exits(block, 1)
+        done = _run([sys.executable, str(program)], workdir)
+        if done.returncode != want:
+            raise BlockFailed(
+                f"{where}: the program exited with status {done.returncode}, not {want}:\n"
+                f"{done.stdout}"
+            )
+        return
+    pairs = commands(block.body)
+    for (command, expected), want in zip(pairs, expected_exits(block, len(pairs)), strict=True):
         done = _run(["bash", "-c", command], workdir)
+        problems = []
+        if done.returncode != want:
+            problems.append(f"exited with status {done.returncode}, not {want}")
         if not matches(expected, done.stdout):
-            return f"$ {command}\n{_diff(expected, done.stdout, done.returncode)}"
+            problems.append(f"printed other output:\n{_diff(expected, done.stdout)}")
+        if problems:
+            raise BlockFailed(f"{where}: $ {command}\n" + "\n".join(problems))
+
+
+def run_blocks(found: list[Block], page: str, workdir: Path) -> None:
+    """Run a page's blocks in order in ``workdir``, up to the first that fails."""
+    for block in found:
+        run_block(block, workdir, page)
+
+
+class PageBlocks(pytest.Item):
+    """A page's runnable blocks, run in order in one directory."""
+
+    def __init__(self, *, blocks: list[Block], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.blocks = blocks
+        runs = sum(len(commands(b.body)) if b.language == "console" else 1 for b in blocks)
+        # pytest-timeout's limit for the page: each command and program within its own
+        self.add_marker(pytest.mark.timeout(TIMEOUT * max(runs, 1)))
+
+    def runtest(self) -> None:
+        page = self.path.relative_to(ROOT).as_posix()
+        with tempfile.TemporaryDirectory(prefix="swarm-docs-") as tmp:
+            workdir = Path(tmp) / "repo"
+            workdir.mkdir()
+            for name in LINKED:
+                (workdir / name).symlink_to(ROOT / name)
+            run_blocks(self.blocks, page, workdir)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, BlockFailed):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, f"{self.path.name}: {len(self.blocks)} code blocks in order"
+
+
+class Page(pytest.File):
+    """A Markdown page whose console and python blocks are checked."""
+
+    def collect(self) -> Iterator[PageBlocks]:
+        found = blocks(self.path.read_text())
+        if found:
+            yield PageBlocks.from_parent(self, name="blocks", blocks=found)
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Page | None:
+    if file_path.suffix == ".md" and file_path.parent in (ROOT, ROOT / "docs"):
+        if file_path.parent == ROOT / "docs" or file_path.name == "README.md":
+            return Page.from_parent(parent, path=file_path)
     return None
-
-
-def run_program(example: Example) -> str | None:
-    workdir = _workdir(example)
-    # blank lines first, so that a traceback's line numbers are the page's
-    program = workdir / "program.py"
-    program.write_text("\n" * (example.line) + example.parsed)
-    done = _run([sys.executable, str(program)], workdir)
-    if done.returncode != 0:
-        return f"the program exited with status {done.returncode}:\n{done.stdout}"
-    return None
-
-
-def compile_fragment(example: Example) -> str | None:
-    source = "\n" * example.line + example.parsed
-    compile(source, example.path, "exec", dont_inherit=True)
-    return None
-
-
-class PythonParser(CodeBlockParser):
-    """``python`` blocks: programs, or fragments when ``<!-- fragment -->`` comes just before."""
-
-    language = "python"
-
-    def __call__(self, document: Document) -> Iterable[Region]:
-        for region in super().__call__(document):
-            before = document.text[: region.start]
-            region.evaluator = compile_fragment if FRAGMENT.search(before) else run_program
-            yield region
-
-
-pytest_collect_file = Sybil(
-    parsers=[CodeBlockParser("console", run_console), PythonParser()],
-    patterns=["README.md", "docs/*.md"],
-    fixtures=["tmp_path"],
-).pytest()

@@ -1,22 +1,32 @@
 """The documentation's shape: every block says what it is, every example is shown running, the
 onboarding steps are right, and the links resolve.
 
-The code blocks themselves are run by Sybil (``conftest.py`` at the repository's root collects
-README.md and docs/*.md): each ``console`` block's commands against the whole output shown, each
-``python`` program, each fragment compiled.  The site is built in test_docs_site.py.
+The code blocks themselves are run by ``conftest.py`` at the repository's root (one test per
+page of README.md and docs/*.md, its blocks in order in one directory): each ``console`` block's
+commands against the whole output shown and their exit statuses, each ``python`` program, each
+fragment compiled; test_docs_checker.py tests that checker.  The site is built in
+test_docs_site.py.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tomllib
-from importlib.metadata import entry_points
+from importlib.metadata import (
+    PackageNotFoundError,
+    distribution,
+    entry_points,
+    packages_distributions,
+)
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -57,12 +67,78 @@ def test_every_code_block_says_what_it_is(page: Path) -> None:
     # a block with no language is neither run nor checked: output shown in one would drift
     for language, body, line in _blocks(page):
         assert language, f"{page.name}:{line}: a code block with no language"
-        if language != "console":
+        # a markdown block shows a page's source (docs/index.md#writing-the-docs), blocks and all
+        if language not in ("console", "markdown"):
             prompts = [x for x in body.splitlines() if x.startswith("$ ")]
             assert not prompts, (
                 f"{page.name}:{line}: a {language} block shows the command {prompts[0]!r}; "
                 "make it a console block, with the command's output, so that it is checked"
             )
+
+
+def _closure(name: str, extras: frozenset[str] = frozenset()) -> set[str]:
+    """The distributions installing ``name[extras]`` installs, itself included."""
+    found: set[str] = set()
+    todo = [(name, extras)]
+    while todo:
+        dist, wanted = todo.pop()
+        key = canonicalize_name(dist)
+        if key in found and not wanted:
+            continue
+        found.add(key)
+        try:
+            requires = distribution(dist).requires or []
+        except PackageNotFoundError:  # named on a page, not installed here (openai)
+            continue
+        for line in requires:
+            req = Requirement(line)
+            if req.marker is None or any(
+                req.marker.evaluate({"extra": extra}) for extra in ("", *wanted)
+            ):
+                todo.append((req.name, frozenset(req.extras)))
+    return found
+
+
+def _installed_by(line: str) -> set[str]:
+    """The distributions a ``pip install ...`` line installs, by what it names: ``-e .`` and
+    ``".[docs]"`` are swarm-eval (with that extra), anything else a requirement."""
+    words = shlex.split(line.split("#")[0])
+    found: set[str] = set()
+    for word in words[words.index("install") + 1 :]:
+        if word.startswith("-"):
+            continue
+        name = "swarm-eval" + word[1:] if word.startswith(".") else word
+        req = Requirement(name)
+        found |= _closure(req.name, frozenset(req.extras))
+    return found
+
+
+def test_every_tool_a_page_runs_is_installed_first() -> None:
+    # a console block's `python -m MODULE` or console script (`pytest`, `mkdocs`) must come with
+    # swarm-eval, or be installed by a `pip install` line earlier on the same page (pytest once
+    # was not: testing.md ran `python -m pytest` after a quick start that never installs it)
+    base = _closure("swarm-eval")
+    scripts = {ep.name: ep.dist.name for ep in entry_points(group="console_scripts") if ep.dist}
+    modules = packages_distributions()
+    for page in GUIDE:
+        installed = set(base)
+        for language, body, line in _blocks(page):
+            for text in body.splitlines():
+                if re.match(r"^(\$ )?pip install ", text):
+                    installed |= _installed_by(text.removeprefix("$ "))
+            if language != "console":
+                continue
+            for command in (x[2:] for x in body.splitlines() if x.startswith("$ ")):
+                words = command.split()
+                if words[:2] == ["python", "-m"]:
+                    needed = modules.get(words[2].split(".")[0], [])
+                else:
+                    needed = [scripts[words[0]]] if words[0] in scripts else []
+                for dist in needed:
+                    assert canonicalize_name(dist) in installed, (
+                        f"{page.name}:{line}: `{command}` needs {dist}, which swarm-eval does "
+                        "not install and no `pip install` above it on the page does"
+                    )
 
 
 def test_every_example_is_shown_running() -> None:
@@ -203,6 +279,15 @@ def test_analysis_example_explains_a_missing_pandas(tmp_path: Path) -> None:
         'samples_df() with SwarmColumns needs pandas: pip install "swarm-eval[analysis]"  '
         '(or "pandas>=2.1.0" "pyarrow>=10.0.1")\n'
     )
+
+
+@pytest.mark.parametrize(
+    "page", [*GUIDE, *DOCS.glob("reference/*.md"), ROOT / "benchmarks" / "README.md"], ids=str
+)
+def test_pages_cite_no_issue_numbers(page: Path) -> None:
+    # the issue tracker is the project's own: "issue 14" tells a reader of the site nothing
+    found = re.findall(r"\bissues? \d+", page.read_text(), re.IGNORECASE)
+    assert not found, f"{page.relative_to(ROOT)} cites {found}; say what changed instead"
 
 
 def test_benchmarks_readme_cites_only_what_the_repository_has() -> None:

@@ -5,12 +5,17 @@
 - ``topology``: members, controller, channels and budget, checked when ``swarm()`` is called;
 - ``budget``: the budget's fields, also checked when ``swarm()`` is called;
 - ``channels``: the ``shared_memory`` channel's parameters;
+- ``files``: topology files that cannot be read, each as ``swarm(config=FILE)`` reads it (and so
+  do ``-S config=FILE`` and ``swarm topology check FILE``);
 - ``split`` and ``prices``: what can only be checked when a sample starts (it needs the
   sample's limits or the models' prices), so the sample fails with the error (shown as the log
   shows it).
 """
 
 import sys
+import tempfile
+from contextlib import chdir
+from pathlib import Path
 from typing import Any
 
 from inspect_ai.agent import react
@@ -33,6 +38,7 @@ CHECKED_BY_SWARM: dict[str, list[dict[str, Any]]] = {
         {"members": {"factory": "react", "delivery": "push"}},
         {"members": REACT, "controller": []},
         {"members": REACT, "controller": {"name": "leaderless", "final": "lastt"}},
+        {"members": REACT, "controller": "nosuch"},
         {"members": REACT, "channels": ["nosuch"]},
         {"members": REACT, "channels": [{"name": "shared_memory", "rate": [1, INF]}]},
         {"members": REACT, "budget": {"grace": INF}},
@@ -75,6 +81,36 @@ AT_START: dict[str, list[dict[str, Any]]] = {
 }
 
 
+# (file name, its bytes; None: no such file), each written alone in an empty directory
+ALIAS_BOMB = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 6)
+)
+FILES: list[tuple[str, bytes | None]] = [
+    ("topology.yaml", b"members:\n  - factory: react\ncontroller: [\n"),
+    ("topology.toml", b"[budget]\ncost = 1.0\ngrace = ten\n"),
+    ("topology.yaml", None),
+    ("topology.yaml", b"controler: leaderless\n"),
+    ("topology.yaml", b"\xffmembers: []\n"),
+    ("topology.yaml", b"members: " + b"[" * 101 + b"]" * 101 + b"\n"),
+    ("topology.yaml", ALIAS_BOMB.encode()),
+]
+
+
+def bad_files() -> None:
+    with tempfile.TemporaryDirectory() as tmp, chdir(tmp):
+        for name, data in FILES:
+            for old in Path().iterdir():
+                old.unlink()
+            if data is not None:
+                Path(name).write_bytes(data)
+            try:
+                swarm(config=name)
+            except ConfigError as error:
+                print(error)
+            else:
+                raise SystemExit(f"no error for {name}: {data!r}")
+
+
 def checked_by_swarm(group: str) -> None:
     for kwargs in CHECKED_BY_SWARM[group]:
         try:
@@ -100,5 +136,8 @@ if __name__ == "__main__":
         at_start(group)
     elif group in CHECKED_BY_SWARM:
         checked_by_swarm(group)
+    elif group == "files":
+        bad_files()
     else:
-        sys.exit(f"usage: config_errors.py {{{', '.join([*CHECKED_BY_SWARM, *AT_START])}}}")
+        groups = [*CHECKED_BY_SWARM, "files", *AT_START]
+        sys.exit(f"usage: config_errors.py {{{', '.join(groups)}}}")
