@@ -49,12 +49,15 @@ def run(title: str, solver: object, scripts: dict[str, list[Step]], **eval_args:
 
 # 1. A cost cap for the whole swarm.  The call that reaches it ends its member with status
 #    swarm_cap and stops the swarm; calls already in flight finish (the overshoot), and the
-#    members' next calls are refused (status stopped).
+#    members' next calls are refused.  worker-1 calls quickly; the first calls of worker-2 and
+#    worker-3 take 2 s, so they are in flight when worker-1's fifth call reaches the cap (which
+#    member's call that is would otherwise depend on timing).
 set_model_info("swarm/scripted", ModelInfo(cost=PRICE))
+slow = busy(1, sleep=2.0)
 run(
     "cost cap",
     swarm(members=member(calculator_worker, name="worker", count=3), budget=Budget(cost=0.006)),
-    {"*": busy(100)},
+    {"worker-1": busy(100), "worker-2": slow + busy(99), "worker-3": slow + busy(99)},
 )
 
 # 2. A token cap split equally: each of the three members gets 10,000 tokens.  `greedy` uses
