@@ -20,6 +20,8 @@ from swarm import (
     hookimpl,
     member,
     swarm,
+    swarm_on_continue,
+    swarm_tools,
 )
 from swarm._faces.bwrap import BwrapSandboxEnvironment
 from swarm.testing import Step, call, pause, submit
@@ -336,3 +338,33 @@ def spawn(name: str, task: str = "t", **args: Any) -> Step:
 
 WAIT = call("wait_for_children")
 SLOW = pause(5, submit("late"))  # cancelled long before it completes
+
+
+# -- the test's clock (tests/test_values_messages.py, tests/stored_runs.py) ---------------------
+
+
+class Clock:
+    """The swarm's clock while a test runs: seconds since it started, as a script set it (a
+    test patches ``SwarmRun.now`` to read it; only ``set_clock`` moves it)."""
+
+    time = 0.0
+
+
+@tool
+def set_clock() -> Tool:
+    async def execute(t: float) -> str:
+        """Set the swarm's clock (a test's).
+
+        Args:
+            t: seconds since the swarm started
+        """
+        Clock.time = t
+        return f"clock {t:g}"
+
+    return execute
+
+
+@agent
+def clocked() -> Agent:
+    """A member wired to the swarm, with the test's clock."""
+    return react(tools=[set_clock(), swarm_tools()], on_continue=swarm_on_continue())

@@ -13,14 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from inspect_ai.agent import Agent, agent, react
 from inspect_ai.log import read_eval_log
-from inspect_ai.tool import Tool, tool
 
-from swarm import Budget, channel, member, swarm, swarm_on_continue, swarm_tools
+from swarm import Budget, channel, member, swarm
 from swarm.testing import Step, call, fail, run_eval, scripted_model, submit
 
-from helpers import worker
+from helpers import Clock, clocked, worker
 
 __all__ = ["RECORDS", "RUNS", "Clock", "dumped", "stored"]
 
@@ -31,32 +29,6 @@ RECORDS = (
     "inspect_swarm:messages",
 )
 """The records pinned: the three with readers, and the result record."""
-
-
-class Clock:
-    """The swarm's clock during a run: seconds since it started, as a script set it."""
-
-    time = 0.0
-
-
-@tool
-def set_clock() -> Tool:
-    async def execute(t: float) -> str:
-        """Set the swarm's clock (a test's).
-
-        Args:
-            t: seconds since the swarm started
-        """
-        Clock.time = t
-        return f"clock {t:g}"
-
-    return execute
-
-
-@agent
-def clocked() -> Agent:
-    """A member wired to the swarm, with the test's clock."""
-    return react(tools=[set_clock(), swarm_tools()], on_continue=swarm_on_continue())
 
 
 def used(step: Step, tokens: int = 100) -> Step:

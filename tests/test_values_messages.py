@@ -17,10 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from inspect_ai.agent import Agent, agent, react
 from inspect_ai.event import ModelEvent
 from inspect_ai.log import EvalSample
-from inspect_ai.tool import Tool, ToolError, tool
+from inspect_ai.tool import ToolError
 
 from swarm import (
     MESSAGES_KEY,
@@ -32,16 +31,16 @@ from swarm import (
     hookimpl,
     member,
     swarm,
-    swarm_on_continue,
-    swarm_tools,
 )
 from swarm._run.engine import SwarmRun
 from swarm.plugins.channels.messages import read_messages_tool, send_message_tool
 from swarm.testing import Step, call, fail, submit
 
 from helpers import (
+    Clock,
     all_finish,
     by_name,
+    clocked,
     comm_events,
     metrics,
     notice_messages,
@@ -50,37 +49,11 @@ from helpers import (
 )
 
 
-class Clock:
-    """The run's clock while a test runs: seconds since the swarm started, as a script set it."""
-
-    time = 0.0
-
-
 @pytest.fixture(autouse=True)
 def _clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     Clock.time = 0.0
     monkeypatch.setattr(SwarmRun, "now", lambda self: Clock.time)
     yield
-
-
-@tool
-def set_clock() -> Tool:
-    async def execute(t: float) -> str:
-        """Set the swarm's clock (a test's).
-
-        Args:
-            t: seconds since the swarm started
-        """
-        Clock.time = t
-        return f"clock {t:g}"
-
-    return execute
-
-
-@agent
-def clocked() -> Agent:
-    """A member wired to the swarm, with the test's clock."""
-    return react(tools=[set_clock(), swarm_tools()], on_continue=swarm_on_continue())
 
 
 def at(t: float) -> Step:
