@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import shlex
+import uuid
 from typing import Any
 
 from inspect_ai import Task
@@ -184,10 +185,24 @@ def test_no_member_reaches_the_manifest_the_shards_or_the_harness() -> None:
 def test_under_local_a_child_that_reads_another_shard_fails() -> None:
     scripts = honest()
     other = SHARDS[1]
+    # the other child marks its sandbox with a name of this test's own, and the cheat reads the
+    # shard next to that mark only: `/tmp/*/shards/...` also read the sandboxes of any other
+    # run on the machine (a test run beside this one), whose own reads record then blamed a
+    # member of its own
+    mark = f".mark-{uuid.uuid4().hex}"
+    scripts[other.worker].insert(0, step("bash", command=f"touch {mark}"))
+    # the lead spawns the other child first and waits for it to end before it spawns the rest,
+    # so no call of the other child is running when the cheat reads its shard (under `local` a
+    # read in a child's sandbox goes to that child while one of its calls runs: after a sleep
+    # of 2 s it still did, under load)
+    lead = scripts["lead"]
+    first = next(s for s in lead if s.get("args", {}).get("name") == other.worker)
+    lead.remove(first)
+    lead[0:0] = [first, step("wait_for_children")]
     scripts[SHARDS[0].worker][0] = step(
         "bash",
-        command=f"sleep 2; cat /tmp/*/shards/{other.file} > /dev/null; "
-        f"wc -l shards/{SHARDS[0].file}",
+        command=f'm=$(ls -d /tmp/*/{mark} | head -1); cat "$(dirname "$m")/shards/{other.file}" '
+        f"> /dev/null; wc -l shards/{SHARDS[0].file}",
     )
     sample = run_task(scripts, sandbox="local")
     assert failing(sample) == {"proof_of_work"}
