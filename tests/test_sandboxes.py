@@ -5,6 +5,7 @@ error of ``sandboxes``."""
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -147,7 +148,12 @@ def test_files_are_read_and_written_inside_the_sandbox_only() -> None:
 FILES = {"shards/a.txt": "AAA\n", "shards/b.txt": "BBB\n", "secret.json": '{"answer": 16}'}
 
 
-def run(scripts: dict[str, Any], sandboxes: dict[str, Any], provider: str = "bwrap") -> EvalSample:
+def run(
+    scripts: dict[str, Any],
+    sandboxes: dict[str, Any],
+    provider: str = "bwrap",
+    files: dict[str, str] | None = None,
+) -> EvalSample:
     solver = swarm(
         members=[
             member("swarm/worker", name="a", args=TOOLS),
@@ -157,7 +163,7 @@ def run(scripts: dict[str, Any], sandboxes: dict[str, Any], provider: str = "bwr
         controller=controller("leaderless", stop_on_submission=False),
     )
     task = Task(
-        dataset=[Sample(input="go", target="", files=FILES)],
+        dataset=[Sample(input="go", target="", files={**FILES, **(files or {})})],
         solver=solver,
         scorer=includes(),
         sandbox=provider,
@@ -230,8 +236,17 @@ def test_each_member_has_its_own_files_and_its_reads_are_recorded() -> None:
 
 def test_members_in_a_share_group_work_in_one_environment() -> None:
     scripts = {
+        # b waits for a's note, then a second more for a's call (an `ls` after the note) to
+        # end, so that the read is b's alone (a sleep of 2 s from b's start raced a's start)
         "a": [call("bash", command="echo from-a > note.txt; ls"), reply("a done")],
-        "b": [call("bash", command="sleep 2; cat note.txt; ls shards"), reply("b done")],
+        "b": [
+            call(
+                "bash",
+                command="for i in $(seq 600); do [ -s note.txt ] && break; sleep 0.1; done; "
+                "sleep 1; cat note.txt; ls shards",
+            ),
+            reply("b done"),
+        ],
     }
     sandboxes = {"per_member": True, "share": [["a", "b"]], "files": {"b": ["shards/b.txt"]}}
     sample = run(scripts, sandboxes)
@@ -257,12 +272,24 @@ def test_without_per_member_every_member_uses_the_samples_sandbox() -> None:
 def test_under_local_a_read_of_another_members_file_is_recorded_as_the_readers() -> None:
     """``local`` does not isolate: b reaches a's directory, and the runtime records the read
     as b's (a's own commands are not running then, so the event can only be b's)."""
+    # b finds a's directory by a mark a leaves a second after its only call has ended, and the
+    # sample's staging area by a file only this run's sample has: a glob of every /tmp/*/ also
+    # read the directories of any other run on the machine, and a sleep did not order b's read
+    # after a's call under load
+    key = uuid.uuid4().hex
+    mark, own = f".mark-{key}", f"run-{key}.txt"
+    later = f"(sleep 1; touch {mark}) > /dev/null 2>&1 &"
+    wait = f"for i in $(seq 600); do [ -e /tmp/*/{mark} ] && break; sleep 0.1; done"
+    read = (
+        f'{wait}; cat "$(dirname /tmp/*/{mark})/shards/a.txt" '
+        f'"$(dirname /tmp/*/{own})/shards/a.txt"'
+    )
     scripts = {
-        "a": [call("bash", command="ls"), reply("a")],
-        "b": [call("bash", command="sleep 2; cat $(dirname $PWD)/*/shards/a.txt"), reply("b")],
+        "a": [call("bash", command=f"ls; {later}"), reply("a")],
+        "b": [call("bash", command=read), reply("b")],
     }
     sandboxes = {"per_member": True, "files": {"a": ["shards/a.txt"]}}
-    sample = run(scripts, sandboxes, provider="local")
+    sample = run(scripts, sandboxes, provider="local", files={own: "this run"})
     assert sample.store[READS_KEY]["provider"] == "local"
     found = entries(sample)
     assert ("b", "a", "shards/a.txt", "read") in found
