@@ -16,11 +16,12 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
+import yaml
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 from inspect_ai.solver import SolverSpec
 
-from swarm import ConfigError, load_topology, swarm
+from swarm import ConfigError, load_topology, member, swarm
 from swarm.cli import main
 from swarm.testing import scripted_model
 
@@ -100,6 +101,29 @@ def test_an_alias_bomb_is_refused_naming_the_file(
 ) -> None:
     path = write(tmp_path, "bomb.yaml", text)
     assert read(path) == f"{path}: {TOO_MANY}"
+
+
+@pytest.mark.parametrize(
+    ("parameter", "value"),
+    [
+        ("members", lambda b: {"factory": "swarm/worker", "args": {"prompt": b}}),
+        ("members", lambda b: member("swarm/worker", args={"prompt": b})),
+        ("controller", lambda b: {"name": "leaderless", "final": b}),
+        ("templates", lambda b: {"w": {"factory": "swarm/worker", "args": {"prompt": b}}}),
+        ("config", lambda b: {"members": {"factory": "swarm/worker"}, "budget": b}),
+    ],
+    ids=["members", "member()", "controller", "templates", "config mapping"],
+)
+def test_an_alias_bomb_given_as_a_value_is_refused_naming_the_parameter(
+    parameter: str, value: Callable[[object], object]
+) -> None:
+    # what Inspect's -S parses from YAML (``-S members=...``) reaches swarm() with its aliases
+    # kept by reference; before, swarm() expanded them (about 43 million values) and ran past
+    # two minutes
+    bomb = yaml.safe_load(BOMB)
+    with pytest.raises(ConfigError) as info:
+        swarm(**{parameter: value(bomb)})
+    assert str(info.value) == f"{parameter}: {TOO_MANY}"
 
 
 def test_aliases_in_a_small_topology_are_read(tmp_path: Path) -> None:

@@ -12,14 +12,15 @@ that later code, a ``repr`` or a copy, would walk one by one).
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+import attrs
 import yaml
 
 from swarm.errors import ConfigError
 
-__all__ = ["MAX_DEPTH", "MAX_VALUES", "parsed_topology_file"]
+__all__ = ["MAX_DEPTH", "MAX_VALUES", "bound_problem", "parsed_topology_file"]
 
 MAX_DEPTH = 100
 """The deepest nesting of lists and mappings a topology file may hold."""
@@ -61,9 +62,10 @@ class _Loader(yaml.SafeLoader):
             self._depth -= 1
 
 
-def _bound_problem(data: object) -> str | None:
+def bound_problem(data: object) -> str | None:
     """Why ``data`` is too deep or too large, or ``None``; walks at most ``MAX_VALUES`` values,
-    without recursion, so a cycle or an expanded alias bomb stops at the bound."""
+    without recursion, so a cycle or an expanded alias bomb stops at the bound.  Mappings, lists,
+    tuples and attrs values (a ``member()``'s spec) are walked."""
     stack: list[tuple[object, int]] = [(data, 0)]
     seen = 0
     while stack:
@@ -71,10 +73,16 @@ def _bound_problem(data: object) -> str | None:
         seen += 1
         if seen > MAX_VALUES:
             return f"holds more than {MAX_VALUES} values (a YAML alias counts at every use)"
-        if isinstance(value, Mapping | list):
+        items: Iterable[object] | None = None
+        if isinstance(value, Mapping):
+            items = value.values()
+        elif isinstance(value, list | tuple):
+            items = value
+        elif attrs.has(type(value)):
+            items = attrs.asdict(value, recurse=False).values()  # type: ignore[arg-type]
+        if items is not None:
             if depth >= MAX_DEPTH:
                 return f"nested deeper than {MAX_DEPTH} levels"
-            items = value.values() if isinstance(value, Mapping) else value
             stack.extend((item, depth + 1) for item in items)
     return None
 
@@ -105,7 +113,7 @@ def parsed_topology_file(p: Path) -> object:
         raise ConfigError(f"{p}: not valid TOML: {ex}") from None
     except (_TooDeep, RecursionError):  # tomllib recurses once per level
         raise ConfigError(f"{p}: nested deeper than {MAX_DEPTH} levels") from None
-    problem = _bound_problem(data)
+    problem = bound_problem(data)
     if problem is not None:
         raise ConfigError(f"{p}: {problem}")
     return data

@@ -18,7 +18,7 @@ import attrs
 from swarm._checks import number_problem, text_number_note, unknown_names, unknown_parameters
 from swarm._hooks.catalog import PluginCatalog, PluginKind
 from swarm._spec.budget import Budget, budget_from
-from swarm._spec.files import parsed_topology_file
+from swarm._spec.files import bound_problem, parsed_topology_file
 from swarm._spec.roster import MemberSpec, checked_member, expand_roster
 from swarm._spec.sandboxes import Sandboxes, sandboxes_from
 from swarm._spec.spawning import (
@@ -309,6 +309,12 @@ def swarm_spec(
         "spawning": spawning,
         "sandboxes": sandboxes,
     }
+    # before anything walks them: a value Inspect's -S parsed from YAML (or a caller built)
+    # can hold an alias bomb, kept by reference, that every later walk would expand
+    for key, value in [*given.items(), ("config", config)]:
+        problem = bound_problem(value)
+        if problem is not None:
+            raise ConfigError(f"{key}: {problem}")
     origin: dict[str, str | None] = dict.fromkeys(given)
     if config is not None:
         if not isinstance(config, str | Path | Mapping):
