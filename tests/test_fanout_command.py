@@ -123,3 +123,16 @@ def test_a_log_dir_that_cannot_be_written_is_a_usage_error(
     code, out, err = fanout("--fixture", "json-events", "--log-dir", log_dir)
     assert (code, out) == (2, "")
     assert err == f"error: --log-dir: {problem.format(log_dir=log_dir)}\n"
+
+
+def test_a_refused_fixture_leaves_no_log_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # before: the --log-dir (by default ./logs) was made before the fixture was loaded, so a
+    # refused fixture left an empty ./logs wherever the command ran (the test suite's own run
+    # of this command left one in the checkout)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = fanout("--fixture", "no-such-fixture")
+    assert (code, out) == (1, "")
+    assert err.startswith("error: ") and "no-such-fixture" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -125,8 +125,9 @@ def fanout_command(
     problem = timeout_problem(timeout)
     if problem is not None:
         raise UsageError(f"--timeout: {problem}")
+    load_fixture(fixture)  # a refused fixture (ConfigError: status 1) leaves no --log-dir behind
     _check_log_dir(log_dir)
-    outcome = run_fanout(fixture, model, timeout, log_dir, sandbox)  # ConfigError: status 1
+    outcome = run_fanout(fixture, model, timeout, log_dir, sandbox)
     click.echo(json.dumps(outcome, indent=2, default=str))
     sys.exit(0 if outcome["resolved"] else 1)
 
