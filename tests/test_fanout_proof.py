@@ -191,14 +191,15 @@ def test_under_local_a_child_that_reads_another_shard_fails() -> None:
     # member of its own
     mark = f".mark-{uuid.uuid4().hex}"
     scripts[other.worker].insert(0, step("bash", command=f"touch {mark}"))
-    # the lead spawns the other child first and waits for it to end before it spawns the rest,
-    # so no call of the other child is running when the cheat reads its shard (under `local` a
-    # read in a child's sandbox goes to that child while one of its calls runs: after a sleep
-    # of 2 s it still did, under load)
+    # the lead spawns the cheat last and alone, after every other child has ended: under
+    # `local` a read in a child's sandbox goes to the member whose tool call ends next (to the
+    # owner while one of its calls runs), so no other child may have a call running then (a
+    # sleep of 2 s did not order them under load)
     lead = scripts["lead"]
-    first = next(s for s in lead if s.get("args", {}).get("name") == other.worker)
-    lead.remove(first)
-    lead[0:0] = [first, step("wait_for_children")]
+    cheat = next(s for s in lead if s.get("args", {}).get("name") == SHARDS[0].worker)
+    lead.remove(cheat)
+    last_spawn = max(i for i, s in enumerate(lead) if s.get("tool") == "spawn_child")
+    lead[last_spawn + 1 : last_spawn + 1] = [step("wait_for_children"), cheat]
     scripts[SHARDS[0].worker][0] = step(
         "bash",
         command=f'm=$(ls -d /tmp/*/{mark} | head -1); cat "$(dirname "$m")/shards/{other.file}" '

@@ -177,11 +177,21 @@ class _Collected:
             self.model[name][i] = attrs.evolve(call, end=max(call.start, at))
 
     def close_all(self, ends: Mapping[str, float]) -> None:
-        """End the calls still open at their member's end."""
+        """End the calls still open at their member's end, and let no call with no recorded
+        end last past its member's end (a cancelled member's span can close after the end the
+        run recorded for it)."""
         for span in list(self.open):
             for name, i in self.open.pop(span):
                 call = self.model[name][i]
                 self.model[name][i] = attrs.evolve(call, end=max(call.start, ends[name]))
+        for name, calls in self.model.items():
+            if name in ends:
+                self.model[name] = [
+                    c
+                    if c.end_recorded or c.end <= ends[name]
+                    else attrs.evolve(c, end=max(c.start, ends[name]))
+                    for c in calls
+                ]
 
 
 def _end(event: ModelEvent | ToolEvent, start: float, since: Callable[[datetime], float]) -> float:
