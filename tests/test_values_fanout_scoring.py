@@ -692,18 +692,15 @@ def test_a_rescore_judges_with_the_scorers_spawn_factor() -> None:
     assert (by_default.metadata or {})["rules"]["dedup"]["failures"] == []
 
 
-def test_the_artifact_is_read_from_the_sandbox_of_the_lead_the_records_name(
-    tmp_path: Path,
-) -> None:
-    """A swarm of one member, ``boss``, in a sandbox of its own: the scorer reads the artifact
-    from boss's sandbox (not from one of a member called ``lead``, nor the sample's)."""
+def boss_alone(tmp_path: Path, command: str, answer: str) -> EvalSample:
+    """A swarm of one member, ``boss``, in a local sandbox of its own: one bash call, then its
+    submission, scored by the fan-out rubric."""
     solver = swarm(
         members=member("swarm/worker", name="boss", args={"tools": ["bash"]}),
         controller=controller("leaderless", stop_on_submission=True),
         sandboxes={"per_member": True},
     )
-    write = f"printf -- '- {F[0]}: {E[0]}\\n' > combined-index.md"
-    scripts = {"boss": [{"tool": "bash", "args": {"command": write}}, {"submit": "done"}]}
+    scripts = {"boss": [{"tool": "bash", "args": {"command": command}}, {"submit": answer}]}
     task = Task(
         dataset=[Sample(id="boss", input="write the index")],
         solver=solver,
@@ -714,6 +711,16 @@ def test_the_artifact_is_read_from_the_sandbox_of_the_lead_the_records_name(
     [log] = inspect_eval(task, model=model, log_dir=str(tmp_path), display="none")
     assert log.status == "success", log.error
     [sample] = log.samples or []
+    return sample
+
+
+def test_the_artifact_is_read_from_the_sandbox_of_the_lead_the_records_name(
+    tmp_path: Path,
+) -> None:
+    """A swarm of one member, ``boss``, in a sandbox of its own: the scorer reads the artifact
+    from boss's sandbox (not from one of a member called ``lead``, nor the sample's)."""
+    write = f"printf -- '- {F[0]}: {E[0]}\\n' > combined-index.md"
+    sample = boss_alone(tmp_path, write, "done")
     text = f"- {F[0]}: {E[0]}\n"
     assert sample.store["swarm_fanout:artifact"] == {"path": "combined-index.md", "text": text}
     found = sample.scores["fanout_rubric"]  # type: ignore[index]
@@ -724,22 +731,7 @@ def test_an_artifact_the_lead_never_wrote_is_stored_as_not_written(tmp_path: Pat
     """The lead has a sandbox but never writes the artifact: reading it fails, and the scorer
     stores it as not written (``text`` null, not empty text, which would read as an artifact
     with no bullets)."""
-    solver = swarm(
-        members=member("swarm/worker", name="boss", args={"tools": ["bash"]}),
-        controller=controller("leaderless", stop_on_submission=True),
-        sandboxes={"per_member": True},
-    )
-    scripts = {"boss": [{"tool": "bash", "args": {"command": "touch other.md"}}, {"submit": "x"}]}
-    task = Task(
-        dataset=[Sample(id="boss", input="write the index")],
-        solver=solver,
-        scorer=fanout_rubric(fixture="json-events"),
-        sandbox="local",
-    )
-    model = get_model("swarm/scripted", scripts=scripts, memoize=False)
-    [log] = inspect_eval(task, model=model, log_dir=str(tmp_path), display="none")
-    assert log.status == "success", log.error
-    [sample] = log.samples or []
+    sample = boss_alone(tmp_path, "touch other.md", "x")
     assert sample.store["swarm_fanout:artifact"] == {"path": "combined-index.md", "text": None}
     found = sample.scores["fanout_rubric"]  # type: ignore[index]
     assert (found.metadata or {})["rules"]["coverage"]["failures"] == [
