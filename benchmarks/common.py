@@ -66,15 +66,19 @@ def preamble(name: str, n: int) -> str:
     return f"You are {name}, one of {n} agents in a swarm working on this task at the same time."
 
 
-def build_floor_worker_group(names: list[str], tools: list[Any] | None = None) -> Any:
+def build_floor_worker_group(
+    names: list[str], tools: list[Any] | None = None, worker: Callable[[], Any] | None = None
+) -> Any:
     """The named agents in one anyio task group inside a solver, no swarm around them: react()
-    agents with ``noop`` (or ``tools``), each told its name as a swarm would."""
+    agents with ``noop`` (or ``tools``; or ``worker()``'s agents), each told its name as a
+    swarm would."""
     import anyio
     from inspect_ai.agent import AgentState, react, run
     from inspect_ai.model import ChatMessageUser
     from inspect_ai.solver import Generate, TaskState, solver
 
-    worker = worker_factory() if tools is None else (lambda: react(tools=tools))
+    if worker is None:
+        worker = worker_factory() if tools is None else (lambda: react(tools=tools))
     n = len(names)
 
     def submitted(state: AgentState | None) -> bool:

@@ -194,13 +194,20 @@ COMPARISONS: list[tuple[str, str, str]] = [
     ("swarm-shm", "peer-shm", "—"),
     ("fanout", "floor-fanout", "time <= 1.3, RSS <= 1.3 at n = 256"),
     ("fanout-bwrap", "fanout-local", "what isolating every member costs (no target)"),
+    ("swarm-background", "floor-background", "metering background work: time <= 1.05"),
+    ("swarm-background", "swarm", "the same work in the background, in a swarm (no target)"),
     # the anatomy: swarm-shm over the same run with one part taken away
     ("swarm-shm", "shm-no-wait", "anatomy: swarm_wait in every tool list"),
     ("swarm-shm", "shm-poll", "anatomy: notices"),
     ("swarm-shm", "shm-no-evidence", "anatomy: evidence entries"),
     ("swarm-shm", "shm-no-status", "anatomy: status lines in write results"),
 ]
-PAIRED = {"fanout": "floor-fanout", "swarm-shm": "floor-shm", "fanout-bwrap": "fanout-local"}
+PAIRED = {
+    "fanout": "floor-fanout",
+    "swarm-shm": "floor-shm",
+    "fanout-bwrap": "fanout-local",
+    "swarm-background": "floor-background",
+}
 """Modes whose comparison needs a second floor: running the mode runs that floor too."""
 """The extra ratios printed under the table (those whose two modes both ran)."""
 

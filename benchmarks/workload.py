@@ -374,7 +374,14 @@ def _fanout_modes() -> dict[str, Mode]:
     return FANOUT_MODES
 
 
+def _background_modes() -> dict[str, Mode]:
+    from background import BACKGROUND_MODES
+
+    return BACKGROUND_MODES
+
+
 MODES.update(_fanout_modes())
+MODES.update(_background_modes())
 
 
 # -- one measured run --------------------------------------------------------------------------

@@ -128,6 +128,7 @@ def ended_member(name: str, status: str) -> Any:
         delivery="notify",
         own_loop=None,
         continue_wired=False,
+        cancelled=status == "cancelled",
     )
 
 

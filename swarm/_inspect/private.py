@@ -10,6 +10,8 @@ fails loudly in that test rather than quietly in a run.
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import import_module
 from importlib.metadata import version
 from typing import Any
@@ -23,6 +25,7 @@ __all__ = [
     "PrerequisiteError",
     "TESTED_INSPECT",
     "UsageTap",
+    "background_owned_by",
     "current_agent_span_id",
     "missing_private_api",
     "register_as",
@@ -57,6 +60,7 @@ PRIVATE_NAMES: dict[str, tuple[str, ...]] = {
     "inspect_ai.model._generate_config": ("active_generate_config",),
     "inspect_ai.model._model": ("sample_model_usage",),
     "inspect_ai.solver._task_state": ("sample_state",),
+    "inspect_ai.util._background": ("background_target",),
     "inspect_ai.util._limit": ("token_limit_tree",),
     "inspect_ai.util._sandbox.context": (
         "sandbox_default_context_var",
@@ -92,6 +96,21 @@ def require_private_api() -> None:
             "Install the newest release its suite passed on: "
             f"pip install 'inspect-ai=={TESTED_INSPECT}'"
         )
+
+
+@contextmanager
+def background_owned_by(target: Any) -> Iterator[None]:
+    """Make ``target`` (with ``start_soon(func, *args)``) where Inspect's ``background()``
+    starts work for the calling task and every task it starts, instead of the sample's task
+    group (Inspect's private ``background_target``, which ``deepagent``'s background subagents
+    honour too)."""
+    from inspect_ai.util._background import background_target
+
+    token = background_target.set(target)
+    try:
+        yield
+    finally:
+        background_target.reset(token)
 
 
 def sample_model_usage() -> dict[str, ModelUsage]:

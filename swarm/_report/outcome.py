@@ -37,8 +37,11 @@ class MemberEnd:
     gate_checks: int = 0
     gate_passes: int = 0
     first_pass_time: float | None = None
-    # bridged members and background work are not run by this version: always the defaults
+    # bridged members are not run by this version: always the default
     bridged: bool = False
+    # the swarm or the sample cancelled the member (calls it had in flight are unknown), also
+    # during its background drain, when its status is its agent's
+    cancelled: bool = False
     background_started: int = 0
     background_cancelled: int = 0
 
@@ -46,11 +49,6 @@ class MemberEnd:
     def name(self) -> str:
         """The member's name."""
         return self.info.name
-
-    @property
-    def cancelled(self) -> bool:
-        """The swarm or the sample cancelled the member (calls it had in flight are unknown)."""
-        return self.status == "cancelled"
 
 
 @attrs.frozen(kw_only=True)

@@ -22,7 +22,7 @@ from swarm._hooks.calls import RunHooks
 from swarm._inspect.private import current_agent_span_id, tool_output_limit
 from swarm._report.counters import CommCounts
 from swarm._run.evidence import EvidenceLog
-from swarm._run.identity import member_context
+from swarm._run.identity import background_context, member_context
 from swarm._run.ports import RunPort
 from swarm.errors import RecordRejected
 from swarm.hookspecs import hookimpl
@@ -163,7 +163,8 @@ class Bus:
             raise ToolError("only a member of this swarm can use its channels")
         span = current_agent_span_id() or ""
         own = self._port.own_loop(member.name)
-        return Loop(member=member.name, span=span, nested=own is not None and own != span)
+        nested = background_context.get() or (own is not None and own != span)
+        return Loop(member=member.name, span=span, nested=nested)
 
     def member_view(self, name: str) -> MemberView:
         """The view of member ``name`` now."""

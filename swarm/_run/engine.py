@@ -7,8 +7,8 @@ swarm.  Stopping refuses new model calls at once, gives calls in flight a grace,
 whoever is still running.  The records are written in a ``finally`` path (``finish``), so they
 exist even when the sample errors or is cancelled.
 
-The engine is the only module that knows every other part of the runtime; each service sees the
-engine only through a narrow port (``ports``) and reaches it through its own context variable.
+The engine is the only module that knows every part of the runtime; each service sees it only
+through a narrow port (``ports``).
 """
 
 from __future__ import annotations
@@ -107,6 +107,8 @@ class SwarmRun:
             resolve_verifier(getattr(self.controller, "verifier", None)),
             fail_on_error=spec.on_member_error == "fail",
             sandboxes=self.sandboxes,
+            watcher=self.waits,
+            budget=spec.budget,
         )
         # what failed the run from inside (a fault, an error under "fail"): the first one wins
         self.failure: SwarmError | None = None
@@ -215,8 +217,7 @@ class SwarmRun:
             self._start(member)
 
     def tear_down(self, member: RunMember, *, now: bool) -> None:
-        """Refuse the member's new model calls now, and cancel it ``now`` or if it still runs
-        after the grace (half of what the sample has left, as for a stop)."""
+        """Refuse the member's new calls now; cancel it ``now`` or after the grace if it runs."""
         member.torn_down = True
         if self._tg is not None and member.state == "running":
             grace = 0.0 if now else effective_grace(self.spec.budget, sample_limits())
@@ -234,7 +235,7 @@ class SwarmRun:
     # -- the run --------------------------------------------------------------------------------
 
     async def run(self, state: AgentState) -> AgentState:
-        """Run the swarm to its end and return the swarm's agent state."""
+        """Run the swarm to its end and return its agent state."""
         register_model_hooks()
         self._t0 = anyio.current_time()
         started_at = datetime.now(UTC)
@@ -360,8 +361,7 @@ class SwarmRun:
     # -- stopping -------------------------------------------------------------------------------
 
     def stop(self, reason: str) -> None:
-        """Begin the stop: refuse new calls and writes, release the waits, then cancel whoever
-        is still running after the grace."""
+        """Refuse new calls and writes, release the waits, cancel members left after the grace."""
         if self.stopping:
             return
         self.stopping = True

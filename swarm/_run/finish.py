@@ -312,6 +312,9 @@ def run_outcome(
                 gate_checks=m.gate_checks,
                 gate_passes=m.gate_passes,
                 first_pass_time=m.first_pass_time,
+                cancelled=m.status == "cancelled" or m.work_cancelled,
+                background_started=0 if m.background is None else m.background.started,
+                background_cancelled=0 if m.background is None else m.background.cancelled,
             )
             for m in roster
         ),

@@ -12,9 +12,18 @@ from typing import Any
 
 from swarm.records import MemberInfo
 
-__all__ = ["BoundContexts", "bind_contexts", "current_member", "member_context"]
+__all__ = [
+    "BoundContexts",
+    "background_context",
+    "bind_contexts",
+    "current_member",
+    "member_context",
+]
 
 member_context: ContextVar[MemberInfo | None] = ContextVar("swarm_member", default=None)
+
+# set in a member's background work (``background.BackgroundOwner``): never its own loop
+background_context: ContextVar[bool] = ContextVar("swarm_background", default=False)
 
 
 def current_member() -> MemberInfo | None:

@@ -17,14 +17,25 @@ import anyio
 from inspect_ai.agent import AgentState
 from inspect_ai.log import transcript
 from inspect_ai.model import ChatMessage, ChatMessageUser
-from inspect_ai.util import Limit, apply_limits, message_limit, span, time_limit, turn_limit
+from inspect_ai.util import (
+    Limit,
+    apply_limits,
+    message_limit,
+    sample_limits,
+    span,
+    time_limit,
+    turn_limit,
+)
 
+from swarm._accounts.caps import effective_grace
 from swarm._inspect.private import UsageTap
+from swarm._run.background import BackgroundOwner, BackgroundWatcher
 from swarm._run.gate import check
 from swarm._run.identity import member_context
 from swarm._run.members import RunMember
 from swarm._run.ports import MemberHost, SandboxPort
-from swarm._run.status import AgentEnd, classify, interrupted_status
+from swarm._run.status import AgentEnd, classify, interrupted_status, leaves
+from swarm._spec.budget import Budget
 from swarm._spec.roster import build_agent
 from swarm._spec.verifier import Verifier
 from swarm.errors import MemberErrors
@@ -59,8 +70,12 @@ class MemberRunner:
         *,
         fail_on_error: bool,
         sandboxes: SandboxPort | None = None,
+        watcher: BackgroundWatcher | None = None,
+        budget: Budget | None = None,
     ) -> None:
         self._host = host
+        self._watcher = watcher
+        self._budget = budget
         self._sandboxes = sandboxes
         self._input = list(input_messages)
         self._verifier = verifier
@@ -72,12 +87,15 @@ class MemberRunner:
         interrupted = False
         member_token = member_context.set(m.info)
         tap = m.tap = UsageTap()
+        owner = m.background = BackgroundOwner(m.name, self._watcher)
         try:
             with tap, anyio.CancelScope() as scope:
                 m.scope = scope
-                status = await self._run_agent(m)
+                status = await self._run_owning(m, owner)
             if scope.cancelled_caught:
-                status = "cancelled"
+                # a hard stop: during the drain the agent's own status is kept
+                m.work_cancelled = True
+                status = m.agent_status or "cancelled"
         except BaseException as ex:
             # the run is ending under this member: a sample limit its own call tripped, a
             # plugin's fault, or a cancellation from outside the swarm
@@ -90,6 +108,23 @@ class MemberRunner:
             # and a native compaction are in it though no hook saw them
             self._host.sync_usage(m.name, tap.usage)
             self._host.member_ended(m, status or "cancelled", decide=not interrupted)
+
+    async def _run_owning(self, m: RunMember, owner: BackgroundOwner) -> str:
+        """Run the member's agent owning its background work, then drain that work."""
+        try:
+            async with owner.hosting():
+                status = m.agent_status = await self._run_agent(m)
+                if await owner.drain(self._grace()):  # its calls in flight are unknown
+                    m.work_cancelled = True
+            return status
+        except Exception as ex:  # out of the task group, the background work's error first
+            end = classify(ex)
+            found = leaves(ex)
+            if end.propagate:
+                if len(found) == 1:
+                    raise found[0] from None
+                raise
+            return self._ended(m, end)
 
     async def _run_agent(self, m: RunMember) -> str:
         if m.task is not None:  # a spawned member works on its parent's task, not the sample's
@@ -132,6 +167,11 @@ class MemberRunner:
                 failure.__cause__ = ex
                 self._host.fail(failure)
             return status
+
+    def _grace(self) -> float:
+        """How long a member's background work may run on after its agent returns: the
+        budget's grace, clipped to half the sample's remaining time (as for a stop)."""
+        return 0.0 if self._budget is None else effective_grace(self._budget, sample_limits())
 
     def _ended(self, m: RunMember, end: AgentEnd) -> str:
         """Keep a member's own error (logged and in the transcript); return its status."""

@@ -7,7 +7,7 @@ change to what it shows, so no code has to remember to refresh it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from shortuuid import uuid as shortuuid
 
@@ -20,7 +20,15 @@ if TYPE_CHECKING:
 
     from swarm._inspect.private import UsageTap
 
-__all__ = ["Roster", "RunMember"]
+__all__ = ["BackgroundCounts", "Roster", "RunMember"]
+
+
+class BackgroundCounts(Protocol):
+    """What the records read of a member's background work (``background.BackgroundOwner``)."""
+
+    started: int
+    cancelled: int
+
 
 # the attributes a MemberView shows: changing one makes the view stale
 _VIEWED = frozenset(
@@ -35,6 +43,8 @@ class RunMember:
         "_on_change",
         "_view",
         "agent_state",
+        "agent_status",
+        "background",
         "delivery",
         "done",
         "ended",
@@ -54,6 +64,7 @@ class RunMember:
         "task",
         "torn_down",
         "verified",
+        "work_cancelled",
     )
 
     def __init__(self, entry: RosterEntry) -> None:
@@ -73,6 +84,10 @@ class RunMember:
         self.verified: bool | None = None
         self.scope: anyio.CancelScope | None = None
         self.agent_state: AgentState | None = None
+        # the status its agent returned with (kept when a hard stop cuts its background drain)
+        self.agent_status: str | None = None
+        self.background: BackgroundCounts | None = None  # its background work, once it starts
+        self.work_cancelled = False  # the swarm cancelled its work (a hard stop, the drain's end)
         self.delivery: Delivery | None = None
         self.span_id = f"swarm-member-{shortuuid()}"
         self.tap: UsageTap | None = None

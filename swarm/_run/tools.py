@@ -20,7 +20,7 @@ from inspect_ai.model import ChatMessageUser
 from inspect_ai.tool import Tool, ToolError, ToolSource, tool
 
 from swarm._inspect.private import current_agent_span_id
-from swarm._run.identity import member_context
+from swarm._run.identity import background_context, member_context
 from swarm._run.waits import waits_context
 from swarm._run.wiring import wiring_context
 from swarm.records import INFO_SOURCE
@@ -37,6 +37,8 @@ class _SwarmTools(ToolSource):
         if wiring is None or member is None:
             return []
         span = current_agent_span_id() or ""
+        if background_context.get():  # background work is never the member's own loop
+            return wiring.member_tools(member.name, nested=True)
         own = wiring.bind_own_loop(member.name, span)
         return wiring.member_tools(member.name, nested=own != span)
 

@@ -23,7 +23,7 @@ from swarm.records import Record, WaitNews
 
 __all__ = ["OUTCOMES", "Waits", "clamped_timeout", "waits_context"]
 
-OUTCOMES = ("news", "all_waiting", "stopping", "timeout", "cancelled")
+OUTCOMES = ("news", "all_waiting", "stopping", "member_ending", "timeout", "cancelled")
 
 waits_context: ContextVar[Waits | None] = ContextVar("swarm_waits", default=None)
 
@@ -38,7 +38,7 @@ class _Waiter:
     """One wait of one loop: what it watches, the event that wakes it (armed before each
     sleep) and whether the release that woke it found every member waiting."""
 
-    __slots__ = ("event", "everyone_waits", "loop", "member", "own", "path")
+    __slots__ = ("event", "everyone_waits", "idle", "idle_from", "loop", "member", "own", "path")
 
     def __init__(self, member: str, loop: str, own: bool, path: str | None) -> None:
         self.member = member
@@ -47,6 +47,18 @@ class _Waiter:
         self.path = path
         self.event: anyio.Event
         self.everyone_waits: bool
+        # the idle clock of an own loop's wait: seconds so far, and since when it runs (it
+        # stops while the member's background work runs)
+        self.idle = 0.0
+        self.idle_from: float | None = None
+
+    def idle_clock(self, running: bool, now: float) -> None:
+        """Start (``running``) or stop the idle clock at ``now``."""
+        if running and self.idle_from is None:
+            self.idle_from = now
+        elif not running and self.idle_from is not None:
+            self.idle += now - self.idle_from
+            self.idle_from = None
 
     def arm(self) -> None:
         """Ready for a sleep: a fresh event (``everyone_waits`` is read only once it is set)."""
@@ -79,6 +91,11 @@ class Waits:
         self._ended: list[tuple[str, str]] = []
         # members whose own loop sleeps in a wait now: "everyone waits" is a count, not a scan
         self._sleeping: set[str] = set()
+        # members with background work running (never waiting, never idle), and those whose
+        # own agent has returned while that work drains
+        self._busy: set[str] = set()
+        self._ending: set[str] = set()
+        self._own: dict[str, _Waiter] = {}  # each member's own loop's wait in progress
         self.counts: dict[str, WaitCounts] = {}
         self._ids = 0
         bus.on_commit(self.changed)
@@ -119,6 +136,27 @@ class Waits:
         for w in list(self._waiters.values()):
             self._release(w)
 
+    def busy(self, member: str, busy: bool) -> None:
+        """``member`` now has background work running (``busy``) or none: its own wait's idle
+        clock stops or runs again, and it counts as waiting only with none."""
+        if busy:
+            self._busy.add(member)
+        else:
+            self._busy.discard(member)
+        w = self._own.get(member)
+        if w is not None:
+            w.idle_clock(not busy, self._port.now())
+        if not busy:
+            self._check_all_waiting()
+
+    def ending(self, member: str) -> None:
+        """``member``'s own agent has returned while its background work runs: that work's
+        waits end ``member_ending``."""
+        self._ending.add(member)
+        for w in list(self._waiters.values()):
+            if w.member == member:
+                self._release(w)
+
     def waiting(self, member: str) -> bool:
         """Whether ``member``'s own loop is in a wait now."""
         return member in self._sleeping
@@ -126,7 +164,8 @@ class Waits:
     def all_waiting(self) -> bool:
         """Whether every running member's own loop is waiting now."""
         running = self._port.running()
-        return bool(running) and len(self._sleeping) >= running
+        waiting = self._sleeping - self._busy if self._busy else self._sleeping
+        return bool(running) and len(waiting) >= running
 
     def _check_all_waiting(self) -> None:
         if self.all_waiting():
@@ -155,12 +194,15 @@ class Waits:
         self._ids += 1
         wait_id = f"x-{self._ids}"
         waiter = _Waiter(loop.member, loop.span, own, path)
-        started = anyio.current_time()
+        started = self._port.now()
         outcome = "cancelled"  # unless the wait ends below (a hard stop, a member time limit...)
         found: str  # each is set by the first look, before anything reads it
         news: list[WaitNews]
         ends: list[tuple[str, str]]
         key = f"{loop.span}#{wait_id}"
+        if own:
+            self._own[loop.member] = waiter
+            waiter.idle_clock(loop.member not in self._busy, started)
         try:
             with anyio.move_on_after(effective):
                 while True:
@@ -184,16 +226,22 @@ class Waits:
             raise
         finally:
             self._waiters.pop(key, None)
+            ended = self._port.now()
             if own:
                 self._sleeping.discard(waiter.member)
-            duration = anyio.current_time() - started
+                self._own.pop(waiter.member, None)
+                waiter.idle_clock(False, ended)
+            duration = ended - started
             if outcome:
-                self._record(wait_id, loop.member, own, path, effective, timeout, duration, outcome)
+                times = (duration, waiter.idle)
+                self._record(wait_id, loop.member, own, path, effective, timeout, times, outcome)
         return self._text(outcome, news, ends, waiter, effective)
 
     def _outcome(self, w: _Waiter) -> tuple[str, list[WaitNews], list[tuple[str, str]]]:
         if self._bus.closed:
             return "stopping", [], []
+        if w.member in self._ending:
+            return "member_ending", [], []
         news, ends = self._news(w)
         if news or ends:
             return "news", news, ends
@@ -212,6 +260,8 @@ class Waits:
         lines = [n.text for n in news] + [f"{name} ended ({status})." for name, status in ends]
         if outcome == "stopping":
             return "The swarm is stopping."
+        if outcome == "member_ending":
+            return f"{w.member} is ending: its own agent has finished."
         if outcome == "all_waiting":
             return " ".join(
                 [
@@ -231,14 +281,14 @@ class Waits:
         path: str | None,
         effective: float,
         requested: float | None,
-        duration: float,
+        times: tuple[float, float],
         outcome: str,
     ) -> None:
+        duration, idle = times  # the wait's seconds, and those it was idle
         counts = self.counts.setdefault(member, WaitCounts())
         counts.waits += 1
         counts.by_outcome[outcome] = counts.by_outcome.get(outcome, 0) + 1
         counts.wait_time += duration
-        idle = duration if own else 0.0
         counts.idle_time += idle
         self._bus.evidence.add(
             "waited",
