@@ -38,7 +38,6 @@ from pathlib import Path
 from typing import Any, Literal, overload
 
 import anyio
-from pydantic import BaseModel, ConfigDict, field_validator
 from inspect_ai.util import (
     ExecResult,
     OutputLimitExceededError,
@@ -49,6 +48,7 @@ from inspect_ai.util import (
     SandboxUserUnsupportedError,
     sandboxenv,
 )
+from pydantic import BaseModel, ConfigDict, field_validator
 
 __all__ = ["PROVIDER", "WORKDIR", "BwrapConfig", "BwrapSandboxEnvironment", "bwrap_binary"]
 

@@ -98,3 +98,8 @@ class SandboxPort(Protocol):
         """Make the member's environment (``environment``, the sample's that it names, or its
         own with ``per_member``) the only sandbox of the calling task."""
         ...
+
+    def problem(self, environment: str, who: str) -> str | None:
+        """Why the run cannot give ``who`` the sample's ``environment`` it names, or
+        ``None``."""
+        ...

@@ -41,7 +41,7 @@ from swarm._spec.sandboxes import Sandboxes
 from swarm.errors import ConfigError
 from swarm.records import READS_KEY
 
-__all__ = ["ENV_PREFIX", "MemberSandboxes", "environment_problem", "member_sandbox"]
+__all__ = ["ENV_PREFIX", "MemberSandboxes", "member_sandbox"]
 
 logger = logging.getLogger("swarm")
 
@@ -71,24 +71,6 @@ def member_sandbox(member: str) -> SandboxEnvironment:
         env = environments.get(f"{ENV_PREFIX}{group}", environments.get(str(group)))
     found_env: SandboxEnvironment = env if env is not None else environments[default]
     return found_env
-
-
-def environment_problem(environment: str, who: str) -> str | None:
-    """Why the running sample cannot give ``who`` the environment it names, or ``None``."""
-    found = sample_sandboxes()
-    if found is None:
-        return (
-            f"{who} names the sandbox environment {environment!r}, and the sample has no "
-            "sandbox; give the task one with an environment of that name"
-        )
-    environments = found[0]
-    if environment in environments:
-        return None
-    known = ", ".join(n for n in environments if not n.startswith(ENV_PREFIX))
-    return (
-        f"{who} names the sandbox environment {environment!r}, which this sample does not "
-        f"have (its environments: {known})"
-    )
 
 
 def host_directory(environment: Any) -> Path | None:
@@ -129,18 +111,18 @@ class MemberSandboxes:
         if not self.config.per_member and not self._named:
             return
         found = sample_sandboxes()
-        if found is None and not self._named:
-            raise ConfigError(
-                "sandboxes.per_member: the sample has no sandbox to give members theirs from; "
-                "give the task a sandbox (sandbox='bwrap', 'local' or 'docker')"
-            )
+        if found is not None:
+            self._staging, default = found
         for m in listed:
             self._check(m.entry.spec.sandbox_for(m.name), f"member {m.name!r}")
         for name, template in templates.items():
             if template.sandbox is not None and MEMBER_FIELD not in template.sandbox:
                 self._check(template.sandbox, f"template {name!r}")
-        assert found is not None  # a named environment was found in it, or per_member has it
-        self._staging, default = found
+        if self._staging is None:
+            raise ConfigError(
+                "sandboxes.per_member: the sample has no sandbox to give members theirs from; "
+                "give the task a sandbox (sandbox='bwrap', 'local' or 'docker')"
+            )
         self._default = self._staging[default]
         self._provider = type(sandbox_unproxied(self._default))
         self._watch = Inotify() if inotify_available() else None
@@ -149,11 +131,26 @@ class MemberSandboxes:
             self._roots[str(staging)] = STAGING  # reachable under local only
             self._watch.watch(staging)
 
-    @staticmethod
-    def _check(environment: str | None, who: str) -> None:
-        problem = None if environment is None else environment_problem(environment, who)
+    def _check(self, environment: str | None, who: str) -> None:
+        problem = None if environment is None else self.problem(environment, who)
         if problem is not None:
             raise ConfigError(f"sandbox: {problem}")
+
+    def problem(self, environment: str, who: str) -> str | None:
+        """Why the run cannot give ``who`` the sample's ``environment`` it names, or ``None``
+        (the sample's environments as the run began: a member's task sees only its own)."""
+        if self._staging is None:
+            return (
+                f"{who} names the sandbox environment {environment!r}, and the sample has no "
+                "sandbox; give the task one with an environment of that name"
+            )
+        if environment in self._staging:
+            return None
+        known = ", ".join(n for n in self._staging if not n.startswith(ENV_PREFIX))
+        return (
+            f"{who} names the sandbox environment {environment!r}, which this sample does not "
+            f"have (its environments: {known})"
+        )
 
     @property
     def provider(self) -> str | None:
@@ -174,7 +171,7 @@ class MemberSandboxes:
         if environment is not None:
             env = self._staging.get(environment)
             if env is None:  # a roster member's was checked when the run began, a child's
-                raise ConfigError(f"sandbox: {environment_problem(environment, repr(member))}")
+                raise ConfigError(f"sandbox: {self.problem(environment, repr(member))}")
             root = host_directory(env)
             if root is not None and self._watch is not None and str(root) not in self._roots:
                 self._roots[str(root)] = environment
