@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from swarm._checks import shortened
 from swarm._faces.agent import swarm
+from swarm._faces.bwrap import BwrapConfig
 from swarm._faces.worker import worker
 from swarm._hooks.catalog import (
     PluginCatalog,
@@ -89,6 +90,7 @@ __all__ = [
     "SPAWNS_KEY",
     "Answer",
     "Budget",
+    "BwrapConfig",
     "Bus",
     "CommCounts",
     "ConfigError",

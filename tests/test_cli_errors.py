@@ -313,6 +313,7 @@ def test_topology_check_prints_the_resolved_topology() -> None:
                 "delivery": None,
                 "limits": {**no_limits, "turn": 8},
                 "can_spawn": [],
+                "sandbox": None,
                 "names": ["react-1", "react-2"],
             },
             {
@@ -325,6 +326,7 @@ def test_topology_check_prints_the_resolved_topology() -> None:
                 "delivery": "poll",
                 "limits": no_limits,
                 "can_spawn": [],
+                "sandbox": None,
                 "names": ["reviewer"],
             },
         ],

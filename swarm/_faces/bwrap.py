@@ -1,6 +1,7 @@
 """``bwrap``: an Inspect sandbox provider that isolates with bubblewrap, without a daemon.
 
     Task(..., sandbox="bwrap")            # or: inspect eval ... --sandbox bwrap
+    Task(..., sandbox=SandboxEnvironmentSpec("bwrap", BwrapConfig(environments=["agent-1"])))
 
 Each environment is one host directory (a fresh temporary directory) bound as the sandbox's
 working directory, ``/workspace``, plus a directory of its own bound as ``/tmp``.  Nothing else
@@ -21,6 +22,10 @@ machine without it, or where user namespaces are disabled, the first use raises 
 Only the current user runs commands (``user=`` other than the current one is refused).
 ``read_file``/``write_file`` take paths relative to ``/workspace`` (or absolute under
 ``/workspace`` or ``/tmp``) and refuse any path that resolves outside them.
+
+A sample has one environment, ``default``; with ``BwrapConfig(environments=[...])`` it also has
+one more of each name (each its own directory), as a Docker compose file's services give one
+environment each: members name them with ``member(sandbox=...)``.
 """
 
 from __future__ import annotations
@@ -43,8 +48,9 @@ from inspect_ai.util import (
     SandboxUserUnsupportedError,
     sandboxenv,
 )
+from pydantic import BaseModel, ConfigDict, field_validator
 
-__all__ = ["PROVIDER", "WORKDIR", "BwrapSandboxEnvironment", "bwrap_binary"]
+__all__ = ["PROVIDER", "WORKDIR", "BwrapConfig", "BwrapSandboxEnvironment", "bwrap_binary"]
 
 PROVIDER = "bwrap"
 """The provider's name: ``sandbox="bwrap"``."""
@@ -56,6 +62,28 @@ _ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": WORKDIR, "LANG": "C.UTF-
 _OPTIONAL_RO = ("/etc/alternatives", "/etc/ld.so.cache", "/etc/localtime")
 _LAUNCH = ("/bin/bash", "-c", 'exec -a bwrap "$0" "$@"')  # bubblewrap's argv[0]: ``bwrap``
 _checked: str | None = None
+
+
+class BwrapConfig(BaseModel):
+    """The ``bwrap`` provider's configuration: the environments a sample has besides
+    ``default``, each a directory of its own (``environments=["agent-1", "agent-2"]``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    environments: tuple[str, ...] = ()
+
+    @field_validator("environments")
+    @classmethod
+    def _names(cls, names: tuple[str, ...]) -> tuple[str, ...]:
+        for name in names:
+            if not name or ":" in name or name == "default":
+                raise ValueError(
+                    f"environment {name!r}: a name is non-empty, has no ':' and is not "
+                    "'default' (every sample has that one)"
+                )
+        if len(set(names)) != len(names):
+            raise ValueError(f"environments {list(names)!r}: a name is given twice")
+        return names
 
 
 def bwrap_binary() -> str:
@@ -139,6 +167,11 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
 
     @classmethod
     async def task_init(cls, task_name: str, config: SandboxEnvironmentConfigType | None) -> None:
+        if config is not None and not isinstance(config, BwrapConfig):
+            raise ValueError(
+                f"sandbox provider {PROVIDER!r}: its configuration is a BwrapConfig "
+                f"(environments=[...]), got {config!r}"
+            )
         bwrap_binary()
 
     @classmethod
@@ -146,7 +179,8 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         cls, task_name: str, config: SandboxEnvironmentConfigType | None, metadata: dict[str, str]
     ) -> dict[str, SandboxEnvironment]:
         bwrap_binary()
-        return {"default": cls()}
+        names = config.environments if isinstance(config, BwrapConfig) else ()
+        return {name: cls() for name in ("default", *names)}
 
     @classmethod
     async def sample_cleanup(
@@ -164,6 +198,10 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         cls, task_name: str, config: SandboxEnvironmentConfigType | None, cleanup: bool
     ) -> None:
         return None
+
+    @classmethod
+    def config_deserialize(cls, config: dict[str, Any]) -> BaseModel:
+        return BwrapConfig(**config)
 
     @classmethod
     async def cli_cleanup(cls, id: str | None) -> None:

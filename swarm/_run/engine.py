@@ -250,7 +250,7 @@ class SwarmRun:
         )
         try:
             self.accounts.begin(limits, [m.name for m in self.roster])
-            self.sandboxes.begin()  # the sample's environments are the members' staging area
+            self.sandboxes.begin(self.roster, self.spec.templates)  # the names exist
             specs = [m.entry.spec for m in self.roster]
             check_prices(specs, all_members=self.accounts.caps.cost is not None)
             async with anyio.create_task_group() as tg:

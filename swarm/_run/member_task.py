@@ -136,7 +136,7 @@ class MemberRunner:
         m.agent_state = state
         try:
             if self._sandboxes is not None:  # its own sandbox, before its first tool call
-                await self._sandboxes.enter(m.name)
+                await self._sandboxes.enter(m.name, m.entry.spec.sandbox_for(m.name))
             agent = build_agent(m.entry.spec)
             with apply_limits(_member_limits(m.entry.spec.limits), catch_errors=True) as scope:
                 async with span(name=m.name, type="agent", id=m.span_id):

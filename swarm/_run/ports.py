@@ -94,6 +94,12 @@ class MemberHost(Protocol):
 class SandboxPort(Protocol):
     """Where a member's task gets its own sandbox environment (``sandboxes.MemberSandboxes``)."""
 
-    async def enter(self, member: str) -> None:
-        """Make the member's environment the only sandbox of the calling task."""
+    async def enter(self, member: str, environment: str | None) -> None:
+        """Make the member's environment (``environment``, the sample's that it names, or its
+        own with ``per_member``) the only sandbox of the calling task."""
+        ...
+
+    def problem(self, environment: str, who: str) -> str | None:
+        """Why the run cannot give ``who`` the sample's ``environment`` it names, or
+        ``None``."""
         ...

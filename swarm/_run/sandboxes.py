@@ -20,7 +20,7 @@ or the staging area, whose events are recorded with the sandbox ``""``).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, overload
 
@@ -35,6 +35,8 @@ from swarm._inspect.private import (
 )
 from swarm._report.reads import ReadEntry, ReadsTaken
 from swarm._run.inotify import Inotify, inotify_available
+from swarm._run.members import RunMember
+from swarm._spec.roster import MEMBER_FIELD, MemberSpec
 from swarm._spec.sandboxes import Sandboxes
 from swarm.errors import ConfigError
 from swarm.records import READS_KEY
@@ -51,7 +53,8 @@ STAGING = ""
 
 def member_sandbox(member: str) -> SandboxEnvironment:
     """The sandbox environment member ``member`` worked in, while the sample runs (a scorer's
-    way to the lead's files): its own with ``sandboxes.per_member``, else the sample's default.
+    way to the lead's files): its own with ``sandboxes.per_member``, the sample's environment
+    it named (``member(sandbox=...)``), else the sample's default.
 
     Raises:
         ProcessLookupError: the sample has no sandbox.
@@ -65,7 +68,7 @@ def member_sandbox(member: str) -> SandboxEnvironment:
         reads = store().get(READS_KEY)
         info = reads.get("members", {}).get(member) if isinstance(reads, dict) else None
         group = info.get("sandbox") if isinstance(info, dict) else None
-        env = environments.get(f"{ENV_PREFIX}{group}")
+        env = environments.get(f"{ENV_PREFIX}{group}", environments.get(str(group)))
     found_env: SandboxEnvironment = env if env is not None else environments[default]
     return found_env
 
@@ -97,25 +100,57 @@ class MemberSandboxes:
         self._busy: dict[str, int] = {}
         self._entries: list[ReadEntry] = []
         self._watch: Inotify | None = None
+        self._named = False
 
-    def begin(self) -> None:
-        """The run begins: find the staging area (the sample's environments)."""
-        if not self.config.per_member:
+    def begin(self, members: Iterable[RunMember], templates: Mapping[str, MemberSpec]) -> None:
+        """The run begins: find the sample's environments (with ``per_member``, the staging
+        area), and check that every environment a member or template names is one of them."""
+        listed = list(members)
+        specs = [*(m.entry.spec for m in listed), *templates.values()]
+        self._named = any(spec.sandbox is not None for spec in specs)
+        if not self.config.per_member and not self._named:
             return
         found = sample_sandboxes()
-        if found is None:
+        if found is not None:
+            self._staging, default = found
+        for m in listed:
+            self._check(m.entry.spec.sandbox_for(m.name), f"member {m.name!r}")
+        for name, template in templates.items():
+            if template.sandbox is not None and MEMBER_FIELD not in template.sandbox:
+                self._check(template.sandbox, f"template {name!r}")
+        if self._staging is None:
             raise ConfigError(
                 "sandboxes.per_member: the sample has no sandbox to give members theirs from; "
                 "give the task a sandbox (sandbox='bwrap', 'local' or 'docker')"
             )
-        self._staging, default = found
         self._default = self._staging[default]
         self._provider = type(sandbox_unproxied(self._default))
         self._watch = Inotify() if inotify_available() else None
         staging = host_directory(self._default)
-        if staging is not None and self._watch is not None:  # reachable under local only
-            self._roots[str(staging)] = STAGING
+        if self.config.per_member and staging is not None and self._watch is not None:
+            self._roots[str(staging)] = STAGING  # reachable under local only
             self._watch.watch(staging)
+
+    def _check(self, environment: str | None, who: str) -> None:
+        problem = None if environment is None else self.problem(environment, who)
+        if problem is not None:
+            raise ConfigError(f"sandbox: {problem}")
+
+    def problem(self, environment: str, who: str) -> str | None:
+        """Why the run cannot give ``who`` the sample's ``environment`` it names, or ``None``
+        (the sample's environments as the run began: a member's task sees only its own)."""
+        if self._staging is None:
+            return (
+                f"{who} names the sandbox environment {environment!r}, and the sample has no "
+                "sandbox; give the task one with an environment of that name"
+            )
+        if environment in self._staging:
+            return None
+        known = ", ".join(n for n in self._staging if not n.startswith(ENV_PREFIX))
+        return (
+            f"{who} names the sandbox environment {environment!r}, which this sample does not "
+            f"have (its environments: {known})"
+        )
 
     @property
     def provider(self) -> str | None:
@@ -127,10 +162,23 @@ class MemberSandboxes:
         except Exception:
             return str(self._provider.__name__)
 
-    async def enter(self, member: str) -> None:
-        """Give ``member`` its environment inside its own task (creating it, with the member's
-        sample files), and make it the task's only sandbox."""
-        if not self.config.per_member or self._staging is None:
+    async def enter(self, member: str, environment: str | None) -> None:
+        """Give ``member`` its environment inside its own task, and make it the task's only
+        sandbox: the sample's ``environment`` that it names, or with ``per_member`` its own
+        (created, with the member's sample files)."""
+        if self._staging is None:
+            return
+        if environment is not None:
+            env = self._staging.get(environment)
+            if env is None:  # a roster member's was checked when the run began, a child's
+                raise ConfigError(f"sandbox: {self.problem(environment, repr(member))}")
+            root = host_directory(env)
+            if root is not None and self._watch is not None and str(root) not in self._roots:
+                self._roots[str(root)] = environment
+                self._watch.watch(root)
+            self._use(member, environment, env, ())
+            return
+        if not self.config.per_member:
             return
         group = self.config.group(member)
         files = self.config.files_for(member)
@@ -146,7 +194,12 @@ class MemberSandboxes:
                 self._drop_own_read(path)  # no await since the read: its events are queued
                 await env.write_file(path, data)
             self._discard(group)
-        self._members[member] = {"sandbox": group, "files": list(files)}
+        self._use(member, group, env, files)
+
+    def _use(self, member: str, name: str, env: Any, files: Sequence[str]) -> None:
+        """Make ``env`` (called ``name`` in the reads record) the calling task's only sandbox,
+        its calls watched."""
+        self._members[member] = {"sandbox": name, "files": list(files)}
         use_sandbox(_Watched(env, self, member))
 
     async def _create(self, group: str) -> Any:
@@ -213,7 +266,7 @@ class MemberSandboxes:
 
     def finish(self) -> ReadsTaken | None:
         """The run ends: the last events, and what every member environment saw."""
-        if not self.config.per_member:
+        if not self.config.per_member and not self._named:
             return None
         self.collect(None)
         if self._watch is not None:

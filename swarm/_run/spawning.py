@@ -24,6 +24,7 @@ from swarm._checks import shortened, shown
 from swarm._hooks.calls import RunHooks
 from swarm._report.spawns import SpawnEntry, SpawnOp, spawn_figures
 from swarm._run.members import RunMember
+from swarm._run.ports import SandboxPort
 from swarm._spec.roster import MAX_MEMBERS, MemberSpec, check_member_name
 from swarm._spec.spawning import Spawning
 from swarm.errors import ConfigError
@@ -37,6 +38,11 @@ class SpawnHost(Protocol):
     """What spawning needs of the run."""
 
     stopping: bool
+
+    @property
+    def sandboxes(self) -> SandboxPort:
+        """Which sandbox environments the run can give its members."""
+        ...
 
     def now(self) -> float:
         """Seconds since the swarm started."""
@@ -156,6 +162,11 @@ class Spawner:
             check_member_name(name, "name")
         except ConfigError as ex:
             self._refuse(request, "name", str(ex))
+        environment = self._templates[template].sandbox_for(name)
+        who = f"template {template!r} (for {name!r})"
+        problem = None if environment is None else self._host.sandboxes.problem(environment, who)
+        if problem is not None:  # a {member} name: the child's only environment is not there
+            self._refuse(request, "sandbox", f"spawn refused: {problem}.")
         members = len(self._host.view().members)
         if members >= MAX_MEMBERS:  # no plugin admits past what a swarm may hold
             self._refuse(

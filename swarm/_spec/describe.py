@@ -68,6 +68,7 @@ def _member(spec: MemberSpec) -> dict[str, Any]:
         "delivery": spec.delivery,
         "limits": jsonable(spec.limits),
         "can_spawn": list(spec.can_spawn),
+        "sandbox": spec.sandbox,
     }
 
 

@@ -40,6 +40,9 @@ by name, and its messages would read as from its recipient's parent."""
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
+MEMBER_FIELD = "{member}"
+"""The placeholder in a member's ``sandbox`` that each copy's (or child's) name replaces."""
+
 
 @attrs.frozen(kw_only=True)
 class MemberSpec:
@@ -58,6 +61,15 @@ class MemberSpec:
     delivery: Delivery | None = None
     model: str | None = None
     can_spawn: tuple[str, ...] = ()
+    sandbox: str | None = None
+
+    def sandbox_for(self, name: str) -> str | None:
+        """The sample sandbox environment member ``name`` runs in: ``sandbox`` with
+        ``{member}`` replaced by the name (a renamed spawn ``name~2``: the name it was spawned
+        as), or ``None`` (no named environment)."""
+        if self.sandbox is None:
+            return None
+        return self.sandbox.replace(MEMBER_FIELD, name.split("~", 1)[0])
 
     @property
     def factory_args(self) -> dict[str, Any]:
@@ -103,6 +115,7 @@ def member(
     delivery: Delivery | None = None,
     model: str | None = None,
     can_spawn: Sequence[str] = (),
+    sandbox: str | None = None,
 ) -> MemberSpec:
     """A roster entry: ``count`` members running ``agent``.
 
@@ -122,6 +135,10 @@ def member(
             name such as ``"openai/gpt-4o-mini"``); ``None``: the factory's own default.
         can_spawn: the templates (the topology's ``templates``) this member may spawn children
             from; with any, the member gets the spawning tools (``spawn_child``...).
+        sandbox: the sample's sandbox environment the member works in (``"agent-2"``, a
+            Docker compose service's name): its default and only ``sandbox()``.  ``{member}``
+            is replaced by each member's name (``count=2``: ``agent-1``, ``agent-2``).
+            ``None``: the sample's environments, as for any Inspect solver.
 
     Raises:
         ConfigError: for a bad value, naming the field.
@@ -136,6 +153,7 @@ def member(
         delivery=delivery,
         model=model,
         can_spawn=can_spawn,
+        sandbox=sandbox,
     )
 
 
@@ -150,6 +168,7 @@ def checked_member(
     delivery: object = None,
     model: object = None,
     can_spawn: object = (),
+    sandbox: object = None,
     where: str = "member",
 ) -> MemberSpec:
     """``member()`` for values of any type (from a file or ``-S``), refusing bad ones with
@@ -207,6 +226,7 @@ def checked_member(
     for i, template in enumerate(can_spawn):
         if not isinstance(template, str) or not template:
             raise ConfigError(f"{where}.can_spawn[{i}]: expected a template name, got {template!r}")
+    named = None if sandbox is None else _check_sandbox(sandbox, f"{where}.sandbox")
     spec = MemberSpec(
         agent=agent,
         args=dict(args),
@@ -217,10 +237,31 @@ def checked_member(
         delivery=delivery,  # narrowed by the check above
         model=model,
         can_spawn=tuple(can_spawn),
+        sandbox=named,
     )
     if factory is not None:
         _check_args(factory, spec, where)
     return spec
+
+
+def _check_sandbox(sandbox: object, field: str) -> str:
+    """``sandbox`` if it can name an environment, else ``ConfigError`` for ``field``."""
+    if not isinstance(sandbox, str) or not sandbox:
+        raise ConfigError(
+            f"{field}: expected the name of one of the sample's sandbox environments (such as "
+            f"'agent-1' or '{MEMBER_FIELD}'), got {shown(sandbox)}"
+        )
+    rest = sandbox.replace(MEMBER_FIELD, "")
+    if "{" in rest or "}" in rest:
+        raise ConfigError(
+            f"{field}: {shown(sandbox)}: the only field a sandbox name may hold is {MEMBER_FIELD}"
+        )
+    if ":" in sandbox:
+        raise ConfigError(
+            f"{field}: {shown(sandbox)}: a sandbox environment's name has no ':' (Inspect reads "
+            "'name:path' in a sample's files as a file in environment 'name')"
+        )
+    return sandbox
 
 
 def _check_args(factory: Callable[..., Any], spec: MemberSpec, where: str) -> None:

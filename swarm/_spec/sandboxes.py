@@ -23,9 +23,10 @@ from typing import Any
 import attrs
 
 from swarm._checks import unknown_names
+from swarm._spec.roster import MemberSpec
 from swarm.errors import ConfigError
 
-__all__ = ["Sandboxes", "sandboxes_from"]
+__all__ = ["Sandboxes", "check_named_sandboxes", "sandboxes_from"]
 
 _KEYS = ("per_member", "share", "files")
 
@@ -160,3 +161,31 @@ def sandboxes_from(value: object) -> Sandboxes:
             "in the sample's own sandbox)"
         )
     return Sandboxes(per_member=per_member, share=share, files=files)
+
+
+def check_named_sandboxes(
+    members: Sequence[MemberSpec], templates: Mapping[str, MemberSpec], config: Sandboxes
+) -> None:
+    """Refuse named sandbox environments (``member(sandbox=...)``) the run cannot give: beside
+    ``sandboxes.per_member``, or for some members and templates but not all."""
+    owners = [(f"members[{i}]", m) for i, m in enumerate(members)]
+    owners += [(f"templates.{name}", t) for name, t in templates.items()]
+    named = [(where, spec) for where, spec in owners if spec.sandbox is not None]
+    if not named:
+        return
+    where, spec = named[0]
+    if config.per_member:
+        raise ConfigError(
+            f"{where}.sandbox: {spec.sandbox!r} names one of the sample's environments, and "
+            "sandboxes.per_member: true gives every member a new environment of its own; use "
+            "one or the other"
+        )
+    for other, unnamed in owners:
+        if unnamed.sandbox is None:
+            raise ConfigError(
+                f"{other}.sandbox: names no sandbox environment while {where} names "
+                f"{spec.sandbox!r}; when one member works in a named environment, every member "
+                "and template names one (one without would reach every environment, the "
+                "others' too): name the sample's default environment ('default') for one that "
+                "works there"
+            )

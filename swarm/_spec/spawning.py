@@ -18,7 +18,17 @@ from swarm.errors import ConfigError
 
 __all__ = ["TEMPLATE_KEYS", "Spawning", "spawning_from", "templates_from"]
 
-TEMPLATE_KEYS = {"agent", "factory", "args", "role", "limits", "delivery", "model", "can_spawn"}
+TEMPLATE_KEYS = {
+    "agent",
+    "factory",
+    "args",
+    "role",
+    "limits",
+    "delivery",
+    "model",
+    "can_spawn",
+    "sandbox",
+}
 
 
 def _whole(default: int, low: int) -> Any:
@@ -104,6 +114,7 @@ def templates_from(value: object) -> dict[str, MemberSpec]:
             delivery=item.get("delivery"),
             model=item.get("model"),
             can_spawn=item.get("can_spawn") or (),
+            sandbox=item.get("sandbox"),
             where=where,
         )
     return found

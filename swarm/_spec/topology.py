@@ -20,7 +20,7 @@ from swarm._hooks.catalog import PluginCatalog, PluginKind
 from swarm._spec.budget import Budget, budget_from
 from swarm._spec.files import bound_problem, parsed_topology_file
 from swarm._spec.roster import MemberSpec, checked_member, expand_roster
-from swarm._spec.sandboxes import Sandboxes, sandboxes_from
+from swarm._spec.sandboxes import Sandboxes, check_named_sandboxes, sandboxes_from
 from swarm._spec.spawning import (
     Spawning,
     check_spawn_names,
@@ -44,6 +44,7 @@ _MEMBER_KEYS = {
     "delivery",
     "model",
     "can_spawn",
+    "sandbox",
 }
 _TOPOLOGY_KEYS = {
     "members",
@@ -143,6 +144,7 @@ def _member_from_mapping(data: Mapping[str, Any], where: str) -> MemberSpec:
         delivery=data.get("delivery"),
         model=data.get("model"),
         can_spawn=data.get("can_spawn") or (),
+        sandbox=data.get("sandbox"),
         where=where,
     )
 
@@ -172,6 +174,7 @@ def _members(value: object) -> tuple[MemberSpec, ...]:
                     delivery=item.delivery,
                     model=item.model,
                     can_spawn=item.can_spawn,
+                    sandbox=item.sandbox,
                     where=where,
                 )
             )
@@ -380,6 +383,8 @@ def swarm_spec(
         found_spawning = spawning_from(given["spawning"])
     with at("sandboxes"):
         found_sandboxes = sandboxes_from(given["sandboxes"])
+    with at("members", "templates", "sandboxes"):
+        check_named_sandboxes(members, found_templates, found_sandboxes)
     spec = SwarmSpec(
         members=members,
         controller=checked_controller,
