@@ -24,6 +24,7 @@ __all__ = [
     "TESTED_INSPECT",
     "UsageTap",
     "current_agent_span_id",
+    "current_background_registry",
     "missing_private_api",
     "register_as",
     "require_private_api",
@@ -48,6 +49,7 @@ TESTED_INSPECT = "0.3.285"
 # test_inspect_private.py checks the table against the imports below, so it cannot drift)
 PRIVATE_NAMES: dict[str, tuple[str, ...]] = {
     "inspect_ai._util.error": ("PrerequisiteError",),
+    "inspect_ai.agent._deepagent.agent_tool": ("current_background_registry",),
     "inspect_ai._util.registry": (
         "RegistryInfo",
         "registry_add",
@@ -127,6 +129,15 @@ def current_agent_span_id() -> str | None:
     from inspect_ai.util._span import current_agent_span_id as span_id
 
     return span_id()
+
+
+def current_background_registry() -> Any:
+    """The background registry of the deepagent the calling task runs in (its ``AgentFuture``
+    per background subagent: ``agent_id``, ``span_id``, ``subagent_name``, ``status``,
+    ``result``, ``error``), or ``None`` outside one."""
+    from inspect_ai.agent._deepagent.agent_tool import current_background_registry as found
+
+    return found()
 
 
 class UsageTap:

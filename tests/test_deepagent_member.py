@@ -1,0 +1,77 @@
+"""Inspect's deepagent as a swarm member: its background subagents metered to it, the channels
+wired into it, and what the runtime records of its dispatches."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from swarm import member
+from swarm.testing import Step, call, pause, submit
+
+from helpers import board, by_name, ledger, metrics, notice_messages, run_scripted, shm_worker, sm
+
+BOARD = "/shared_memory"
+
+
+def used(step: Step, tokens_in: int, tokens_out: int) -> Step:
+    return attrs.evolve(step, usage=(tokens_in, tokens_out))
+
+
+HELPER = {"name": "helper", "description": "adds numbers", "prompt": "You add numbers."}
+
+
+def deep_lead(**args: Any) -> Any:
+    return member(
+        "swarm/deepagent",
+        {"subagents": [HELPER], "memory": False, "todo_write": False, **args},
+        name="lead",
+    )
+
+
+def test_a_deepagent_member_meters_its_background_subagents_and_uses_the_channels(
+    log_dir: Path,
+) -> None:
+    scripts = {
+        "peer": [
+            used(sm("create", path=f"{BOARD}/peer.md", file_text="hello"), 5, 1),
+            used(submit("posted"), 5, 1),
+        ],
+        "lead": [
+            used(pause(1.0, call("agent", prompt="add 2 and 3", background=True)), 10, 1),
+            used(call("agent_wait", agent_ids=["AGENT-1"]), 10, 1),
+            used(sm("create", path=f"{BOARD}/lead.md", file_text="5"), 10, 1),
+            used(submit("5"), 10, 1),
+        ],
+        "lead/sub": [used(submit("5"), 7, 2)],
+    }
+    solver = board(deep_lead(), member(shm_worker, name="peer"))
+    sample = run_scripted(solver, scripts, log_dir)
+    rows = by_name(ledger(sample)["members"])
+    assert rows["lead"]["meter"]["usage"]["total_tokens"] == 4 * 11 + 9
+    assert rows["lead"]["calls"]["calls"] == 5
+    assert rows["peer"]["meter"]["usage"]["total_tokens"] == 12
+    total = sum(u.total_tokens for u in sample.model_usage.values())
+    assert ledger(sample)["swarm"]["usage"]["total_tokens"] == total == 65
+    m = metrics(sample)
+    assert m["tools_unwired"] == [] and m["notify_unwired"] == []
+    notices = [n.text for n in notice_messages(sample)]
+    assert any("peer.md" in n or "f-1" in n for n in notices), notices
+    entries = sample.store["inspect_swarm:subagents"]["entries"]
+    assert [e["op"] for e in entries] == ["dispatch", "end", "received"]
+    dispatch, end, received = entries
+    assert (dispatch["name"], dispatch["agent"], dispatch["subagent"]) == (
+        "lead/AGENT-1",
+        "AGENT-1",
+        "helper",
+    )
+    assert (dispatch["background"], dispatch["parent"], dispatch["depth"]) == (True, "lead", 1)
+    assert dispatch["prompt"] == "add 2 and 3"
+    spans = [e.id for e in sample.events if e.event == "span_begin" and e.name == "helper"]
+    assert [dispatch["span"]] == spans  # the subagent's own agent span in the transcript
+    assert (end["status"], end["result"], end["error"]) == ("completed", "5", None)
+    assert end["usage"] == {"total_tokens": 9, "calls": 1, "cache_replays": 0, "errored": 0}
+    assert (received["via"], received["kind"], received["text"]) == ("agent_wait", "result", "5")
+    assert received["seen"] is not None and received["seen"]["time"] >= received["time"]
