@@ -68,7 +68,8 @@ def _subagent(value: object, where: str) -> Subagent:
     fork = value.get("fork", False)
     if not isinstance(fork, bool):
         raise ConfigError(f"{where}.fork: expected true or false, got {fork!r}")
-    tools = [own_sandbox(t) for t in _tools(value.get("tools", []), f"{where}.tools")]
+    name = value["name"]
+    tools = [own_sandbox(t, name) for t in _tools(value.get("tools", []), f"{where}.tools")]
     return subagent(
         name=value["name"],
         description=value["description"],

@@ -29,7 +29,7 @@ from inspect_ai.log import transcript
 from swarm import ConfigError, record_digest
 
 from ._fixture import Fixture
-from ._records import ARTIFACT_KEY, STORE_KEYS
+from ._records import ARTIFACT_KEY, STORE_KEYS, SUBAGENTS_KEY
 
 __all__ = [
     "RescoreRefused",
@@ -60,7 +60,12 @@ def manifest_digest(fixture: Fixture) -> str:
 
 def records_digests(store: Mapping[str, Any]) -> dict[str, Any]:
     """The digests of the records the rubric judges: ``{"records": <all>, "by_key": {...}}``."""
-    records = {key: store.get(key) for key in STORE_KEYS}
+    # the subagents record only when present, so a spawn-tools run's digests are what they were
+    records = {
+        key: store.get(key)
+        for key in STORE_KEYS
+        if key != SUBAGENTS_KEY or store.get(key) is not None
+    }
     return {
         "records": record_digest(records),
         "by_key": {key: record_digest(value) for key, value in records.items()},

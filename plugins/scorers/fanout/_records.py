@@ -21,6 +21,7 @@ __all__ = [
     "RESULT_KEY",
     "SPAWNS_KEY",
     "STORE_KEYS",
+    "SUBAGENTS_KEY",
     "Artifact",
     "MemberRun",
     "MemberUsage",
@@ -39,6 +40,7 @@ LEDGER_KEY = "inspect_swarm:ledger"
 METRICS_KEY = "inspect_swarm:metrics"
 ARTIFACT_KEY = "swarm_fanout:artifact"
 READS_KEY = "inspect_swarm:reads"
+SUBAGENTS_KEY = "inspect_swarm:subagents"
 STORE_KEYS = (
     SPAWNS_KEY,
     MESSAGES_KEY,
@@ -47,8 +49,10 @@ STORE_KEYS = (
     METRICS_KEY,
     ARTIFACT_KEY,
     READS_KEY,
+    SUBAGENTS_KEY,
 )
-"""Every store key the rubric reads, and nothing else."""
+"""Every store key the rubric reads, and nothing else (the subagents record, of a deepagent
+lead's background subagents, only when the run wrote one)."""
 
 SpawnOp = Literal["spawn", "refused", "end", "delete"]
 MessageKind = Literal["message", "receipt"]

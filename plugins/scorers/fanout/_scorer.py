@@ -33,6 +33,7 @@ from ._evidence import read_evidence
 from ._fixture import Fixture, load_fixture
 from ._proof import isolation
 from ._records import ARTIFACT_KEY, STORE_KEYS
+from ._subagents import subagent_aliases
 from ._rubric import REQUIRED_RULES, Verdict, judge, plugin_rules
 
 __all__ = [
@@ -163,7 +164,7 @@ def fanout_rubric_scorer(
                 why = "no earlier fan-out score of this sample recorded the digests of its records"
                 return unscorable_score(loaded, rules, why, digests)
             digests |= _rescore_digests(state, loaded, store, earlier, fixture_digest, on_purpose)
-        evidence = read_evidence(store)
+        evidence = read_evidence(store, aliases=subagent_aliases(loaded))
         verdict = judge(loaded, evidence, spawn_factor=factor, extra=extra)
         scored = verdict_score(verdict, digests)
         scored.metadata = {**(scored.metadata or {}), "isolation": isolation(evidence.reads)}
