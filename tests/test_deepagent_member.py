@@ -75,3 +75,70 @@ def test_a_deepagent_member_meters_its_background_subagents_and_uses_the_channel
     assert end["usage"] == {"total_tokens": 9, "calls": 1, "cache_replays": 0, "errored": 0}
     assert (received["via"], received["kind"], received["text"]) == ("agent_wait", "result", "5")
     assert received["seen"] is not None and received["seen"]["time"] >= received["time"]
+
+
+def inspect_deepagent(wired: bool) -> Any:
+    from inspect_ai.agent import deepagent, subagent
+
+    from swarm import swarm_on_continue, swarm_tools
+
+    args: dict[str, Any] = {
+        "subagents": [subagent(**HELPER)],
+        "background": True,
+        "memory": False,
+        "todo_write": False,
+    }
+    if wired:
+        args |= {"tools": [swarm_tools()], "on_continue": swarm_on_continue()}
+    return member(deepagent, args, name="lead")
+
+
+def wiring_run(log_dir: Path, wired: bool) -> Any:
+    scripts = {
+        "peer": [sm("create", path=f"{BOARD}/peer.md", file_text="hello"), submit("posted")],
+        "lead": [
+            pause(1.0, call("agent", prompt="add 2 and 3", background=True)),
+            call("agent_wait", agent_ids=["AGENT-1"]),
+            submit("5"),
+        ],
+        "lead/sub": [submit("5")],
+    }
+    solver = board(inspect_deepagent(wired), member(shm_worker, name="peer"))
+    return run_scripted(solver, scripts, log_dir)
+
+
+def test_inspects_own_deepagent_unwired_is_named_by_the_wiring_checks(log_dir: Path) -> None:
+    m = metrics(wiring_run(log_dir, wired=False))
+    assert (m["tools_unwired"], m["notify_unwired"]) == (["lead"], ["lead"])
+
+
+def test_inspects_own_deepagent_wired_by_its_arguments_passes_the_wiring_checks(
+    log_dir: Path,
+) -> None:
+    sample = wiring_run(log_dir, wired=True)
+    m = metrics(sample)
+    assert (m["tools_unwired"], m["notify_unwired"]) == ([], [])
+    # its own three calls and its subagent's one, all metered to it
+    assert by_name(ledger(sample)["members"])["lead"]["calls"]["calls"] == 4
+    [end] = [e for e in sample.store["inspect_swarm:subagents"]["entries"] if e["op"] == "end"]
+    assert (end["status"], end["result"]) == ("completed", "5")
+
+
+def test_swarm_deepagent_refuses_bad_arguments_naming_the_field() -> None:
+    import pytest
+
+    from swarm import ConfigError
+    from swarm._faces.deepagent import deepagent_member
+
+    cases = [
+        ({"subagents": ["nope"]}, "deepagent.subagents[0]: 'nope' is not one of"),
+        ({"subagents": [{"name": "x"}]}, "deepagent.subagents[0].description"),
+        ({"subagents": [{**HELPER, "color": 1}]}, "deepagent.subagents[0]: unknown keys"),
+        ({"subagents": [HELPER, HELPER]}, "deepagent.subagents: the names ['helper']"),
+        ({"max_depth": 0}, "deepagent.max_depth"),
+        ({"background": 0}, "deepagent.background"),
+        ({"tools": ["no_such_tool"]}, "deepagent.tools: no Inspect tool 'no_such_tool'"),
+    ]
+    for args, message in cases:
+        with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]")):
+            deepagent_member(**args)

@@ -40,6 +40,7 @@ from ._records import (
 from ._rubric import REQUIRED_RULES, RUBRIC, JudgedRule, Verdict, judge, judge_store, plugin_rules
 from ._runner import run_fanout
 from ._scorer import SCORER_NAME, fanout_rubric, unscorable_score, verdict_score
+from ._subagents import subagent_aliases, subagent_type
 from ._task import fanout, fanout_deepagent_topology, fanout_sample, fanout_topology
 
 __all__ = [
@@ -50,6 +51,8 @@ __all__ = [
     "honest_deepagent_scripts",
     "honest_scripts",
     "run_fanout",
+    "subagent_aliases",
+    "subagent_type",
     "ARTIFACT_KEY",
     "MESSAGES_KEY",
     "REQUIRED_RULES",
