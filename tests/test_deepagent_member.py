@@ -142,3 +142,33 @@ def test_swarm_deepagent_refuses_bad_arguments_naming_the_field() -> None:
     for args, message in cases:
         with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]")):
             deepagent_member(**args)
+
+
+def test_a_cancelled_subagent_and_a_refused_dispatch_are_recorded_as_the_runtime_saw_them(
+    log_dir: Path,
+) -> None:
+    """A dispatch that fails (an unknown subagent type) carries the previous dispatch's span id
+    in its tool event: it is not a second dispatch.  A subagent the lead cancels ends
+    ``cancelled``, and the lead's agent_cancel result is its status, received."""
+    two = [HELPER, {**HELPER, "name": "slow"}]
+    scripts = {
+        "lead": [
+            call("agent", subagent_type="slow", prompt="take your time", background=True),
+            call("agent", subagent_type="nope", prompt="x", background=True),
+            call("agent_cancel", agent_id="AGENT-1"),
+            submit("stopped"),
+        ],
+        "lead/sub": [pause(30.0, submit("late"))],
+    }
+    solver = board(deep_lead(subagents=two))
+    sample = run_scripted(solver, scripts, log_dir)
+    entries = sample.store["inspect_swarm:subagents"]["entries"]
+    assert [(e["op"], e["name"]) for e in entries] == [
+        ("dispatch", "lead/AGENT-1"),
+        ("end", "lead/AGENT-1"),
+        ("received", "lead/AGENT-1"),
+    ]
+    _, end, received = entries
+    assert (end["status"], end["result"]) == ("cancelled", None)
+    assert (received["via"], received["kind"]) == ("agent_cancel", "status")
+    assert received["text"] == "**AGENT-1** (slow) \u2014 cancelled"

@@ -170,6 +170,10 @@ def build_subagents(
     received: list[dict[str, Any]] = []
     for call in dispatches:
         span_id = str(call.agent_span_id)
+        if span_id in names:
+            # Inspect reads the span id off the tool after each call: a call that failed
+            # before dispatching carries the previous dispatch's
+            continue
         loop = loop_of.get(str(call.span_id), "")
         owner = spans[str(call.span_id)].owner
         background = bool(call.arguments.get("background"))
@@ -178,8 +182,8 @@ def build_subagents(
         agent = future.agent if future is not None else found.group(1) if found else None
         name = f"{owner}/{agent or span_id}"
         names[span_id] = name
-        parent = owner if loop in member_spans else names.get(loop, owner)
-        depth = 1 if parent == owner else _depth(entries, parent) + 1
+        dispatcher = owner if loop in member_spans else names.get(loop, owner)
+        depth = 1 if dispatcher == owner else _depth(entries, dispatcher) + 1
         sub = spans.get(span_id)
         entries.append(
             {
@@ -189,14 +193,19 @@ def build_subagents(
                 "name": name,
                 "agent": agent,
                 "span": span_id,
-                "subagent": sub.name if sub is not None else _text(call.arguments.get("subagent_type")),
+                "subagent": sub.name
+                if sub is not None
+                else _text(call.arguments.get("subagent_type")),
                 "background": background,
-                "parent": parent,
+                "parent": dispatcher,
                 "depth": depth,
                 "prompt": _text(call.arguments.get("prompt")),
                 "task_description": call.arguments.get("task_description"),
             }
         )
+        status: str | None
+        result: str | None
+        error: str | None
         if future is not None:
             status, result, error = future.status, future.result, future.error
         elif not background:

@@ -326,6 +326,4 @@ class _Watched(SandboxEnvironment):
         return polling
 
 
-sandboxes_context: ContextVar[MemberSandboxes | None] = ContextVar(
-    "swarm_sandboxes", default=None
-)
+sandboxes_context: ContextVar[MemberSandboxes | None] = ContextVar("swarm_sandboxes", default=None)

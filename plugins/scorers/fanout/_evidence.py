@@ -28,16 +28,15 @@ from ._parse import (
     parse_spawns,
 )
 from ._readlog import Reads, parse_reads
-from ._subagents import lead_own_usage, subagent_children
 from ._records import (
     ARTIFACT_KEY,
     LEDGER_KEY,
     MESSAGES_KEY,
     METRICS_KEY,
     READS_KEY,
-    SUBAGENTS_KEY,
     RESULT_KEY,
     SPAWNS_KEY,
+    SUBAGENTS_KEY,
     Artifact,
     MemberRun,
     MemberUsage,
@@ -45,6 +44,7 @@ from ._records import (
     RecordReport,
     SpawnEntry,
 )
+from ._subagents import lead_own_usage, subagent_children
 
 __all__ = ["Child", "Evidence", "read_evidence"]
 

@@ -20,11 +20,11 @@ from swarm import PluginCatalog, PluginError, RubricRule, RuleFailure, RuleResul
 
 from ._answers import coverage, provenance
 from ._efficiency import efficiency
-from ._subagents import subagent_aliases
 from ._evidence import Evidence, read_evidence
 from ._fixture import Fixture
 from ._orchestration import dedup, delegation, receipts
 from ._proof import proof_of_work
+from ._subagents import subagent_aliases
 
 __all__ = [
     "REQUIRED_RULES",

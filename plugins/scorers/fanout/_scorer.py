@@ -33,8 +33,8 @@ from ._evidence import read_evidence
 from ._fixture import Fixture, load_fixture
 from ._proof import isolation
 from ._records import ARTIFACT_KEY, STORE_KEYS
-from ._subagents import subagent_aliases
 from ._rubric import REQUIRED_RULES, Verdict, judge, plugin_rules
+from ._subagents import subagent_aliases
 
 __all__ = [
     "SCORER_METRICS",

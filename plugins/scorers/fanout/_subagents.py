@@ -28,8 +28,8 @@ from typing import Any
 
 import attrs
 
-from ._fixture import Fixture
 from ._fields import Malformed, mapping, number, optional_number, optional_text, text, whole
+from ._fixture import Fixture
 from ._records import (
     SUBAGENTS_KEY,
     MemberRun,
@@ -59,7 +59,9 @@ class SubagentChildren:
     messages: tuple[MessageEntry, ...] = ()
     members: tuple[MemberRun, ...] = ()
     usage: tuple[MemberUsage, ...] = ()
-    report: RecordReport = attrs.field(factory=lambda: RecordReport(key=SUBAGENTS_KEY, present=False))
+    report: RecordReport = attrs.field(
+        factory=lambda: RecordReport(key=SUBAGENTS_KEY, present=False)
+    )
 
 
 def _flag(entry: Mapping[str, Any], key: str) -> bool:
@@ -89,9 +91,7 @@ def subagent_aliases(fixture: Fixture) -> dict[str, str]:
     """Each shard's subagent type -> its worker name (types two workers share are left out:
     such a fixture cannot have a deepagent lead, and ``fanout_deepagent_topology`` refuses it)."""
     types = [subagent_type(s.worker) for s in fixture.shards]
-    return {
-        t: s.worker for t, s in zip(types, fixture.shards, strict=True) if types.count(t) == 1
-    }
+    return {t: s.worker for t, s in zip(types, fixture.shards, strict=True) if types.count(t) == 1}
 
 
 def subagent_children(

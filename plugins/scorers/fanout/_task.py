@@ -114,9 +114,9 @@ def fanout_deepagent_topology(fixture: Fixture, **swarm_args: Any) -> Any:
             "name": subagent_type(s.worker),
             "description": f"the child for shards/{s.file}: reads it and answers its question",
             "prompt": (
-                f"You are {subagent_type(s.worker)}, the fan-out child for shards/{s.file}: read that file in "
-                "your working directory with the bash or python tool, answer the question you "
-                "are given, and submit the answer as a bare integer."
+                f"You are {subagent_type(s.worker)}, the fan-out child for shards/{s.file}: "
+                "read that file in your working directory with the bash or python tool, answer "
+                "the question you are given, and submit the answer as a bare integer."
             ),
             "tools": list(FANOUT_TOOLS),
         }
