@@ -147,8 +147,8 @@ def test_swarm_deepagent_refuses_bad_arguments_naming_the_field() -> None:
 def test_a_cancelled_subagent_and_a_refused_dispatch_are_recorded_as_the_runtime_saw_them(
     log_dir: Path,
 ) -> None:
-    """A dispatch that fails (an unknown subagent type) carries the previous dispatch's span id
-    in its tool event: it is not a second dispatch.  A subagent the lead cancels ends
+    """A dispatch that fails (an unknown subagent type) opened no span: it is not a dispatch.
+    A subagent the lead cancels ends
     ``cancelled``, and the lead's agent_cancel result is its status, received."""
     two = [HELPER, {**HELPER, "name": "slow"}]
     scripts = {

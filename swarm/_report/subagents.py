@@ -171,8 +171,8 @@ def build_subagents(
     for call in dispatches:
         span_id = str(call.agent_span_id)
         if span_id in names:
-            # Inspect reads the span id off the tool after each call: a call that failed
-            # before dispatching carries the previous dispatch's
+            # one span, one dispatch (Inspect reads the id off the tool after a call that
+            # returned; a failed call carries none)
             continue
         loop = loop_of.get(str(call.span_id), "")
         owner = spans[str(call.span_id)].owner
