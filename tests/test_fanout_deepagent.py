@@ -177,3 +177,25 @@ def test_a_lead_that_never_collects_its_subagents_results_fails_delegation_and_r
     scripts["lead"] = [s for s in scripts["lead"] if s.get("tool") != "agent_wait"]
     sample = run_task(scripts)
     assert failing(sample) == {"delegation", "receipts", "provenance", "proof_of_work"}
+
+
+def test_the_subagents_record_is_judged_sealed_and_digested_only_when_present() -> None:
+    from swarm import record_digest
+    from swarm.plugins.scorers.fanout._digests import records_digests, seal_problem
+
+    sample = run_task(honest())
+    store = {k: v for k, v in sample.store.items() if k.startswith(("inspect_swarm:", "swarm_"))}
+    seal = {k: record_digest(v) for k, v in store.items()}
+    assert seal_problem(store, seal) is None
+    assert "inspect_swarm:subagents" in records_digests(store)["by_key"]
+    edited = copy.deepcopy(store)
+    edited["inspect_swarm:subagents"]["entries"][-1]["text"] = "99"
+    assert seal_problem(edited, seal) == (
+        "the record inspect_swarm:subagents was changed after the swarm's kernel wrote it"
+    )
+    unsealed = {k: v for k, v in seal.items() if k != "inspect_swarm:subagents"}
+    assert seal_problem(store, unsealed) == (
+        "the record inspect_swarm:subagents was not written by the swarm's kernel"
+    )
+    without = {k: v for k, v in store.items() if k != "inspect_swarm:subagents"}
+    assert "inspect_swarm:subagents" not in records_digests(without)["by_key"]

@@ -19,6 +19,8 @@ __all__ = [
     "METRICS_KEY",
     "READS_KEY",
     "RESULT_KEY",
+    "JUDGED_KEYS",
+    "OPTIONAL_KEYS",
     "SPAWNS_KEY",
     "STORE_KEYS",
     "SUBAGENTS_KEY",
@@ -49,10 +51,13 @@ STORE_KEYS = (
     METRICS_KEY,
     ARTIFACT_KEY,
     READS_KEY,
-    SUBAGENTS_KEY,
 )
-"""Every store key the rubric reads, and nothing else (the subagents record, of a deepagent
-lead's background subagents, only when the run wrote one)."""
+"""The store keys the rubric always reads."""
+OPTIONAL_KEYS = (SUBAGENTS_KEY,)
+"""The store keys the rubric reads when the run wrote them (the subagents record, of a deepagent
+lead's background subagents), judged, sealed and digested like the others only then."""
+JUDGED_KEYS = (*STORE_KEYS, *OPTIONAL_KEYS)
+"""Every store key the rubric reads, and nothing else."""
 
 SpawnOp = Literal["spawn", "refused", "end", "delete"]
 MessageKind = Literal["message", "receipt"]
