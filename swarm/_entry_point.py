@@ -25,7 +25,7 @@ from swarm._faces import bwrap  # noqa: F401  (registers the bwrap sandbox provi
 from swarm._faces.agent import swarm
 from swarm._faces.deepagent import deepagent_member
 from swarm._faces.worker import worker
-from swarm._inspect.private import register_as
+from swarm._inspect.private import register_as, unshadow_inspect_name
 from swarm.cli import install_inspect_excepthook
 from swarm.demo import calculator_worker, swarm_demo
 from swarm.testing import _scripted  # noqa: F401  (registers swarm/scripted)
@@ -39,3 +39,4 @@ for _obj in (swarm, worker, deepagent_member, calculator_worker, swarm_demo):
     _name = registry_info(_obj).name
     if "/" not in _name:
         register_as(_obj, f"{PACKAGE}/{_name}")
+        unshadow_inspect_name("agent", _name)  # "deepagent" by name stays Inspect's

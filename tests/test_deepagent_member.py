@@ -172,3 +172,16 @@ def test_a_cancelled_subagent_and_a_refused_dispatch_are_recorded_as_the_runtime
     assert (end["status"], end["result"]) == ("cancelled", None)
     assert (received["via"], received["kind"]) == ("agent_cancel", "status")
     assert received["text"] == "**AGENT-1** (slow) \u2014 cancelled"
+
+
+def test_deepagent_by_name_is_inspects_and_swarm_deepagent_is_the_wired_one() -> None:
+    """An editable install registers swarm-eval's agents under bare names too; the bare
+    ``deepagent`` would hide Inspect's own, so it is left to Inspect."""
+    from inspect_ai.agent import deepagent
+
+    import swarm._entry_point  # noqa: F401  (what Inspect loads)
+    from swarm._faces.deepagent import deepagent_member
+    from swarm._inspect.private import registry_lookup
+
+    assert registry_lookup("agent", "deepagent") is deepagent
+    assert registry_lookup("agent", "swarm/deepagent") is deepagent_member

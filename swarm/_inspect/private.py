@@ -27,6 +27,7 @@ __all__ = [
     "current_background_registry",
     "missing_private_api",
     "register_as",
+    "unshadow_inspect_name",
     "require_private_api",
     "registry_lookup",
     "registry_names",
@@ -52,8 +53,10 @@ PRIVATE_NAMES: dict[str, tuple[str, ...]] = {
     "inspect_ai.agent._deepagent.agent_tool": ("current_background_registry",),
     "inspect_ai._util.registry": (
         "RegistryInfo",
+        "_registry",
         "registry_add",
         "registry_find",
+        "registry_key",
         "registry_lookup",
     ),
     "inspect_ai.model._generate_config": ("active_generate_config",),
@@ -195,6 +198,16 @@ def register_as(obj: object, name: str) -> None:
 
     info = registry_info(obj)
     registry_add(obj, RegistryInfo(type=info.type, name=name, metadata=info.metadata))
+
+
+def unshadow_inspect_name(kind: str, name: str) -> None:
+    """Drop a bare registry ``name`` that hides Inspect's own object of that name (an editable
+    install registers ``deepagent`` bare, and Inspect finds a bare name before its own
+    ``inspect_ai/deepagent``): the bare name is Inspect's again."""
+    from inspect_ai._util.registry import _registry, registry_key
+
+    if registry_key(kind, f"inspect_ai/{name}") in _registry:  # type: ignore[arg-type]
+        _registry.pop(registry_key(kind, name), None)  # type: ignore[arg-type]
 
 
 def running_task_state() -> Any:
