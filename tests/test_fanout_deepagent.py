@@ -199,3 +199,35 @@ def test_the_subagents_record_is_judged_sealed_and_digested_only_when_present() 
     )
     without = {k: v for k, v in store.items() if k != "inspect_swarm:subagents"}
     assert "inspect_swarm:subagents" not in records_digests(without)["by_key"]
+
+
+def test_the_task_refuses_an_unknown_lead_and_a_fixture_without_one_type_per_shard(
+    tmp_path: Any,
+) -> None:
+    import json
+    import shutil
+
+    import pytest
+
+    from swarm import ConfigError
+    from swarm.plugins.scorers.fanout import fanout
+
+    with pytest.raises(ConfigError, match=r"fanout\.lead: expected one of worker, deepagent"):
+        fanout(lead="react")
+    # two workers that give one identifier: worker-a.b and worker-a_b are both worker_a_b
+    copy_dir = tmp_path / "clash"
+    shutil.copytree(FIXTURE.directory, copy_dir)
+    manifest = json.loads((copy_dir / "fixture.json").read_text())
+    shards = manifest["shards"]
+    task = (copy_dir / "task.txt").read_text()
+    for shard, stem in zip(shards[:2], ("a.b", "a_b"), strict=True):
+        old = shard["file"]
+        new = f"{stem}.jsonl"
+        (copy_dir / "shards" / old).rename(copy_dir / "shards" / new)
+        task = task.replace(old, new)
+        shard["file"], shard["worker"] = new, f"worker-{stem}"
+    manifest["name"] = "clash"
+    (copy_dir / "fixture.json").write_text(json.dumps(manifest))
+    (copy_dir / "task.txt").write_text(task)
+    with pytest.raises(ConfigError, match="two workers give the same one"):
+        fanout_deepagent_topology(load_fixture(str(copy_dir)))
