@@ -1,6 +1,7 @@
 """The ``inspect_ai`` entry point: makes swarm-eval's objects known to Inspect.
 
-``swarm/swarm`` (the agent), ``swarm/worker`` (a member wired to the channels),
+``swarm/swarm`` (the agent), ``swarm/worker`` and ``swarm/deepagent`` (members wired to the
+channels),
 ``swarm/calculator_worker`` and ``swarm/swarm_demo`` (the demo),
 the ``swarm/scripted`` model, and the ``bwrap`` sandbox provider (``swarm._faces.bwrap``).
 
@@ -22,8 +23,9 @@ from inspect_ai.util import registry_info
 
 from swarm._faces import bwrap  # noqa: F401  (registers the bwrap sandbox provider)
 from swarm._faces.agent import swarm
+from swarm._faces.deepagent import deepagent_member
 from swarm._faces.worker import worker
-from swarm._inspect.private import register_as
+from swarm._inspect.private import register_as, unshadow_inspect_name
 from swarm.cli import install_inspect_excepthook
 from swarm.demo import calculator_worker, swarm_demo
 from swarm.testing import _scripted  # noqa: F401  (registers swarm/scripted)
@@ -33,7 +35,8 @@ PACKAGE = "swarm"
 # swarm-eval's configuration and plugin errors end `inspect eval` as one message on stderr
 install_inspect_excepthook()
 
-for _obj in (swarm, worker, calculator_worker, swarm_demo):
+for _obj in (swarm, worker, deepagent_member, calculator_worker, swarm_demo):
     _name = registry_info(_obj).name
     if "/" not in _name:
         register_as(_obj, f"{PACKAGE}/{_name}")
+        unshadow_inspect_name("agent", _name)  # "deepagent" by name stays Inspect's

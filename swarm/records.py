@@ -23,6 +23,7 @@ __all__ = [
     "LEDGER_KEY",
     "MESSAGES_KEY",
     "READS_KEY",
+    "SUBAGENTS_KEY",
     "METRICS_KEY",
     "RESERVED_KEYS",
     "RESULT_KEY",
@@ -114,6 +115,11 @@ MESSAGES_KEY = "inspect_swarm:messages"
 READS_KEY = "inspect_swarm:reads"
 """The store key of the reads record: which member's sandbox tools opened, read or wrote which
 files, as the runtime saw it (written only with ``sandboxes.per_member``)."""
+
+SUBAGENTS_KEY = "inspect_swarm:subagents"
+"""The store key of the subagents record: the subagents members dispatched through a
+``deepagent``'s ``agent`` tool, their ends and what their dispatchers received (written only when
+a member dispatched one)."""
 
 KERNEL_PREFIX = "inspect_swarm:"
 """The kernel's namespace in the sample store: every key that begins with it is written by the

@@ -27,8 +27,10 @@ __all__ = [
     "UsageTap",
     "background_owned_by",
     "current_agent_span_id",
+    "current_background_registry",
     "missing_private_api",
     "register_as",
+    "unshadow_inspect_name",
     "require_private_api",
     "registry_lookup",
     "registry_names",
@@ -51,10 +53,13 @@ TESTED_INSPECT = "0.3.285"
 # test_inspect_private.py checks the table against the imports below, so it cannot drift)
 PRIVATE_NAMES: dict[str, tuple[str, ...]] = {
     "inspect_ai._util.error": ("PrerequisiteError",),
+    "inspect_ai.agent._deepagent.agent_tool": ("current_background_registry",),
     "inspect_ai._util.registry": (
         "RegistryInfo",
+        "_registry",
         "registry_add",
         "registry_find",
+        "registry_key",
         "registry_lookup",
     ),
     "inspect_ai.model._generate_config": ("active_generate_config",),
@@ -148,6 +153,15 @@ def current_agent_span_id() -> str | None:
     return span_id()
 
 
+def current_background_registry() -> Any:
+    """The background registry of the deepagent the calling task runs in (its ``AgentFuture``
+    per background subagent: ``agent_id``, ``span_id``, ``subagent_name``, ``status``,
+    ``result``, ``error``), or ``None`` outside one."""
+    from inspect_ai.agent._deepagent.agent_tool import current_background_registry as found
+
+    return found()
+
+
 class UsageTap:
     """Inspect's own record of everything a block of code spends, opened around one member.
 
@@ -203,6 +217,16 @@ def register_as(obj: object, name: str) -> None:
 
     info = registry_info(obj)
     registry_add(obj, RegistryInfo(type=info.type, name=name, metadata=info.metadata))
+
+
+def unshadow_inspect_name(kind: str, name: str) -> None:
+    """Drop a bare registry ``name`` that hides Inspect's own object of that name (an editable
+    install registers ``deepagent`` bare, and Inspect finds a bare name before its own
+    ``inspect_ai/deepagent``): the bare name is Inspect's again."""
+    from inspect_ai._util.registry import _registry, registry_key
+
+    if registry_key(kind, f"inspect_ai/{name}") in _registry:  # type: ignore[arg-type]
+        _registry.pop(registry_key(kind, name), None)  # type: ignore[arg-type]
 
 
 def running_task_state() -> Any:

@@ -15,6 +15,7 @@ from swarm._accounts.accounts import Accounts
 from swarm._report.counters import CommCounts, WaitCounts
 from swarm._report.reads import ReadsTaken
 from swarm._report.spawns import SpawnEntry
+from swarm._report.subagents import BackgroundFuture
 from swarm.records import Answer, Delivery, MemberInfo, MemberState, SwarmView
 
 __all__ = ["MemberEnd", "RunOutcome"]
@@ -80,3 +81,5 @@ class RunOutcome:
     view: SwarmView
     spawns: tuple[SpawnEntry, ...] | None = None
     reads: ReadsTaken | None = None
+    # each member's deepagent background subagents, as its registry held them at the end
+    background: Mapping[str, tuple[BackgroundFuture, ...]] = attrs.field(factory=dict)

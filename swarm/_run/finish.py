@@ -36,6 +36,7 @@ from swarm._report.outcome import MemberEnd, RunOutcome
 from swarm._report.reads import ReadsTaken, build_reads
 from swarm._report.result import Gates, build_result, member_gates
 from swarm._report.spawns import SpawnEntry, build_spawns
+from swarm._report.subagents import build_subagents, snapshot_registry
 from swarm._run.bus import Bus
 from swarm._run.members import Roster
 from swarm._run.seal import canonical_json, record_digest, seal_records
@@ -51,6 +52,7 @@ from swarm.records import (
     READS_KEY,
     RESULT_KEY,
     SPAWNS_KEY,
+    SUBAGENTS_KEY,
     Answer,
     SwarmResult,
     SwarmView,
@@ -98,6 +100,19 @@ def write_records(outcome: RunOutcome, hooks: RunHooks) -> SwarmResult:
     if outcome.reads is not None:
         reads = outcome.reads
         write_record(READS_KEY, "reads", lambda: build_reads(reads), written)
+    try:
+        subagents = build_subagents(
+            transcript().events[outcome.first_event :],
+            {m.span_id: m.name for m in outcome.members},
+            outcome.background,
+            outcome.started_at,
+            outcome.wall_clock,
+        )
+    except Exception as ex:  # the other records are still written
+        logger.warning("swarm: the subagents record could not be built: %r", ex)
+        subagents = None
+    if subagents is not None:
+        write_record(SUBAGENTS_KEY, "subagents", _constant(subagents), written)
     _plugin_records(outcome, hooks, written)
     guard = _Guard(store(), hooks)
     hooks.run_ended(outcome.view, result, guard.check)
@@ -336,4 +351,5 @@ def run_outcome(
         view=view,
         spawns=spawns,
         reads=reads,
+        background={name: snapshot_registry(r) for name, r in wiring.background.items()},
     )

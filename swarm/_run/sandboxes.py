@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextvars import ContextVar, Token
 from pathlib import Path
 from typing import Any, Literal, overload
 
@@ -41,7 +42,7 @@ from swarm._spec.sandboxes import Sandboxes
 from swarm.errors import ConfigError
 from swarm.records import READS_KEY
 
-__all__ = ["ENV_PREFIX", "MemberSandboxes", "member_sandbox"]
+__all__ = ["ENV_PREFIX", "MemberSandboxes", "member_sandbox", "sandboxes_context"]
 
 logger = logging.getLogger("swarm")
 
@@ -101,6 +102,7 @@ class MemberSandboxes:
         self._entries: list[ReadEntry] = []
         self._watch: Inotify | None = None
         self._named = False
+        self._token: Token[MemberSandboxes | None] | None = None
 
     def begin(self, members: Iterable[RunMember], templates: Mapping[str, MemberSpec]) -> None:
         """The run begins: find the sample's environments (with ``per_member``, the staging
@@ -110,6 +112,7 @@ class MemberSandboxes:
         self._named = any(spec.sandbox is not None for spec in specs)
         if not self.config.per_member and not self._named:
             return
+        self._token = sandboxes_context.set(self)  # a subagent's tool reaches it (enter_subagent)
         found = sample_sandboxes()
         if found is not None:
             self._staging, default = found
@@ -202,6 +205,29 @@ class MemberSandboxes:
         self._members[member] = {"sandbox": name, "files": list(files)}
         use_sandbox(_Watched(env, self, member))
 
+    async def enter_subagent(self, name: str, files_of: str) -> bool:
+        """Give the subagent run ``name`` (``<member>/AGENT-N``) its own environment inside the
+        calling task, with the sample files ``sandboxes.files`` names for ``files_of`` (its
+        subagent type), created at its first tool call; ``False`` without member sandboxes."""
+        if not self.config.per_member or self._staging is None:
+            return False
+        lock = self._locks.setdefault(name, anyio.Lock())
+        async with lock:
+            env = self._envs.get(name)
+            if env is None:
+                files = self.config.files_for(files_of)
+                env = await self._create(name)
+                self.collect(None)
+                staging = sandbox_unproxied(self._default)
+                for path in files:
+                    data = await staging.read_file(path, text=False)
+                    self._drop_own_read(path)
+                    await env.write_file(path, data)
+                self._discard(name)
+                self._members[name] = {"sandbox": name, "files": list(files)}
+        use_sandbox(_Watched(env, self, name))
+        return True
+
     async def _create(self, group: str) -> Any:
         assert self._staging is not None
         made = await self._provider.sample_init("swarm", None, {})
@@ -271,6 +297,11 @@ class MemberSandboxes:
         self.collect(None)
         if self._watch is not None:
             self._watch.close()
+        if self._token is not None:
+            try:
+                sandboxes_context.reset(self._token)
+            except ValueError:  # finished in another context (a cancelled run's cleanup)
+                pass
         return ReadsTaken(
             provider=self.provider,
             watched=self._watch is not None,
@@ -346,3 +377,6 @@ class _Watched(SandboxEnvironment):
     def default_polling_interval(self) -> float:
         polling: float = self._env.default_polling_interval()
         return polling
+
+
+sandboxes_context: ContextVar[MemberSandboxes | None] = ContextVar("swarm_sandboxes", default=None)

@@ -19,7 +19,7 @@ from inspect_ai.agent import AgentState
 from inspect_ai.model import ChatMessageUser
 from inspect_ai.tool import Tool, ToolError, ToolSource, tool
 
-from swarm._inspect.private import current_agent_span_id
+from swarm._inspect.private import current_agent_span_id, current_background_registry
 from swarm._run.identity import background_context, member_context
 from swarm._run.waits import waits_context
 from swarm._run.wiring import wiring_context
@@ -40,6 +40,7 @@ class _SwarmTools(ToolSource):
         if background_context.get():  # background work is never the member's own loop
             return wiring.member_tools(member.name, nested=True)
         own = wiring.bind_own_loop(member.name, span)
+        wiring.note_background(member.name, current_background_registry())
         return wiring.member_tools(member.name, nested=own != span)
 
 

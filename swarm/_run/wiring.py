@@ -45,12 +45,19 @@ class Wiring:
         # the name a model calls each channel tool by -> its channel (to count malformed calls)
         self.tool_channels: dict[str, str] = {}
         self.continue_wired: set[str] = set()
+        # each member's deepagent background registry, seen when its loop resolved its tools
+        self.background: dict[str, Any] = {}
 
     # -- loops -----------------------------------------------------------------------------------
 
     def bind_own_loop(self, member: str, span: str) -> str:
         """The member's own loop: the first loop that resolves ``swarm_tools()``."""
         return self._own_loops.setdefault(member, span)
+
+    def note_background(self, member: str, registry: Any) -> None:
+        """Keep the deepagent background registry a loop of ``member``'s runs under (its first)."""
+        if registry is not None:
+            self.background.setdefault(member, registry)
 
     def own_loop(self, member: str) -> str | None:
         """The member's own loop, once bound."""

@@ -9,7 +9,8 @@ needs a tokenizer (which it would download).
 Scripts are keyed by member name; keys may be globs (``"worker-*"``) and ``"*"`` matches any
 member.  The member is known from the swarm's context, or failing that from the "You are
 <name>," line of its preamble.  A conversation without that line is a subagent's (``as_tool``,
-``handoff``...): it follows the script keyed ``"<member>/sub"`` (globs work: ``"*/sub"``).
+``handoff``...): it follows the script keyed ``"<member>/sub"`` (globs work: ``"*/sub"``), or
+``"<member>/<name>"`` when its own system prompt says "You are <name>," (a deepagent subagent's).
 When a script runs out (or there is none) the model submits ``answer`` if a ``submit`` tool is
 offered, and otherwise replies with it.
 """
@@ -266,4 +267,10 @@ def _script_key(messages: Sequence[ChatMessage]) -> str | None:
     info = current_member()
     if info is None:
         return named
-    return info.name if named == info.name else f"{info.name}/sub"
+    if named == info.name:
+        return info.name
+    for m in messages:  # a subagent whose own system prompt names it: "<member>/<name>"
+        found = _YOU_ARE.search(m.text) if m.role == "system" else None
+        if found and found.group(1) != info.name:
+            return f"{info.name}/{found.group(1)}"
+    return f"{info.name}/sub"

@@ -29,7 +29,7 @@ from inspect_ai.log import transcript
 from swarm import ConfigError, record_digest
 
 from ._fixture import Fixture
-from ._records import ARTIFACT_KEY, STORE_KEYS
+from ._records import ARTIFACT_KEY, OPTIONAL_KEYS, STORE_KEYS
 
 __all__ = [
     "RescoreRefused",
@@ -60,7 +60,9 @@ def manifest_digest(fixture: Fixture) -> str:
 
 def records_digests(store: Mapping[str, Any]) -> dict[str, Any]:
     """The digests of the records the rubric judges: ``{"records": <all>, "by_key": {...}}``."""
+    # the subagents record only when present, so a spawn-tools run's digests are what they were
     records = {key: store.get(key) for key in STORE_KEYS}
+    records |= {key: store[key] for key in OPTIONAL_KEYS if store.get(key) is not None}
     return {
         "records": record_digest(records),
         "by_key": {key: record_digest(value) for key, value in records.items()},
@@ -74,7 +76,7 @@ def seal_problem(store: Mapping[str, Any], seal: Mapping[str, str] | None) -> st
             "no swarm wrote this sample's records in this eval (the kernel sealed none): a "
             "solver that is not a swarm, or records written by something else"
         )
-    for key in STORE_KEYS:
+    for key in (*STORE_KEYS, *OPTIONAL_KEYS):
         if key == ARTIFACT_KEY:
             continue  # the scorer's own record, read from the sandbox when it scores
         sealed = seal.get(key)

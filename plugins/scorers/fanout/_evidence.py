@@ -36,6 +36,7 @@ from ._records import (
     READS_KEY,
     RESULT_KEY,
     SPAWNS_KEY,
+    SUBAGENTS_KEY,
     Artifact,
     MemberRun,
     MemberUsage,
@@ -43,6 +44,7 @@ from ._records import (
     RecordReport,
     SpawnEntry,
 )
+from ._subagents import lead_own_usage, subagent_children
 
 __all__ = ["Child", "Evidence", "read_evidence"]
 
@@ -231,8 +233,12 @@ def _children(
     return tuple(children)
 
 
-def read_evidence(store: Mapping[str, Any]) -> Evidence:
+def read_evidence(store: Mapping[str, Any], aliases: Mapping[str, str] | None = None) -> Evidence:
     """Read a sample's store (a mapping from store key to value) as ``Evidence``.
+
+    ``aliases`` maps a deepagent subagent type to the worker name it is the child of
+    (``subagent_aliases(fixture)``: ``worker_events_01`` is ``worker-events-01``'s), for the
+    subagents record's dispatches.
 
     Never raises for what the records hold: anything unusable is skipped and reported.
     """
@@ -243,7 +249,19 @@ def read_evidence(store: Mapping[str, Any]) -> Evidence:
     wall_clock, metrics_report = parse_metrics(store.get(METRICS_KEY))
     artifact, artifact_report = parse_artifact(store.get(ARTIFACT_KEY))
     reads, reads_report = parse_reads(store.get(READS_KEY))
+    subagents = subagent_children(
+        store.get(SUBAGENTS_KEY),
+        max((s.seq for s in spawns), default=0),
+        max((m.seq for m in messages), default=0),
+        aliases or {},
+    )
+    spawns = (*spawns, *subagents.spawns)
+    messages = (*messages, *subagents.messages)
+    known = {m.name for m in members}
+    members = (*members, *(m for m in subagents.members if m.name not in known))
     lead = _lead(members, spawns)
+    own = [u for u, m in zip(subagents.usage, subagents.members, strict=True) if m.depth == 1]
+    usage = (*lead_own_usage(usage, own, lead), *subagents.usage)
     lead_run = None if lead is None else next((m for m in members if m.name == lead), None)
     return Evidence(
         spawns=spawns,
@@ -260,6 +278,8 @@ def read_evidence(store: Mapping[str, Any]) -> Evidence:
             metrics_report,
             artifact_report,
             reads_report,
+            # only when present: a run of the spawn tools reads as it always did
+            *((subagents.report,) if subagents.report.present else ()),
         ),
         lead=lead,
         lead_end=None if lead_run is None else lead_run.ended,

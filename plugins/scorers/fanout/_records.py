@@ -19,8 +19,11 @@ __all__ = [
     "METRICS_KEY",
     "READS_KEY",
     "RESULT_KEY",
+    "JUDGED_KEYS",
+    "OPTIONAL_KEYS",
     "SPAWNS_KEY",
     "STORE_KEYS",
+    "SUBAGENTS_KEY",
     "Artifact",
     "MemberRun",
     "MemberUsage",
@@ -39,6 +42,7 @@ LEDGER_KEY = "inspect_swarm:ledger"
 METRICS_KEY = "inspect_swarm:metrics"
 ARTIFACT_KEY = "swarm_fanout:artifact"
 READS_KEY = "inspect_swarm:reads"
+SUBAGENTS_KEY = "inspect_swarm:subagents"
 STORE_KEYS = (
     SPAWNS_KEY,
     MESSAGES_KEY,
@@ -48,6 +52,11 @@ STORE_KEYS = (
     ARTIFACT_KEY,
     READS_KEY,
 )
+"""The store keys the rubric always reads."""
+OPTIONAL_KEYS = (SUBAGENTS_KEY,)
+"""The store keys the rubric reads when the run wrote them (the subagents record, of a deepagent
+lead's background subagents), judged, sealed and digested like the others only then."""
+JUDGED_KEYS = (*STORE_KEYS, *OPTIONAL_KEYS)
 """Every store key the rubric reads, and nothing else."""
 
 SpawnOp = Literal["spawn", "refused", "end", "delete"]

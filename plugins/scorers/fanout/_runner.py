@@ -40,9 +40,11 @@ def run_fanout(
     timeout: int | None,
     log_dir: str,
     sandbox: str = "bwrap",
+    lead: str = "worker",
 ) -> dict[str, Any]:
     """Run the eval once; the outcome the command prints.  ``sandbox`` is the task's provider:
-    ``bwrap`` (a sandbox of its own per member, isolated) or ``local`` (not isolated).
+    ``bwrap`` (a sandbox of its own per member, isolated) or ``local`` (not isolated); ``lead``
+    the task's lead (``worker``: the spawning tools; ``deepagent``: background subagents).
 
     Raises:
         ConfigError: the fixture is refused, or ``timeout`` is not ``None`` or a whole number
@@ -56,9 +58,9 @@ def run_fanout(
     if problem is not None:
         raise ConfigError(f"timeout: {problem}")
     loaded = load_fixture(fixture)
-    chosen: Any = model if model is not None else demo_model(loaded)
+    chosen: Any = model if model is not None else demo_model(loaded, lead)
     [log] = inspect_eval(
-        fanout(fixture=fixture, sandbox=sandbox),
+        fanout(fixture=fixture, sandbox=sandbox, lead=lead),
         model=chosen,
         log_dir=log_dir,
         display="none",
@@ -66,6 +68,7 @@ def run_fanout(
     )
     outcome: dict[str, Any] = {
         "fixture": loaded.name,
+        "lead": lead,
         "model": model
         or "swarm/scripted (keyless demonstration: its scripts are built from the "
         "fixture's manifest, the only place the manifest reaches agents)",
@@ -107,8 +110,15 @@ def run_fanout(
     show_default=True,
     help="bwrap: a sandbox of its own per member (Linux); local: not isolated.",
 )
+@click.option(
+    "--lead",
+    type=click.Choice(["worker", "deepagent"]),
+    default="worker",
+    show_default=True,
+    help="worker: spawns members; deepagent: Inspect's deepagent, background subagents.",
+)
 def fanout_command(
-    fixture: str, model: str | None, timeout: int, log_dir: str, sandbox: str
+    fixture: str, model: str | None, timeout: int, log_dir: str, sandbox: str, lead: str
 ) -> None:
     """Run the fan-out eval on one fixture; print the scored outcome as JSON.
 
@@ -121,13 +131,14 @@ def fanout_command(
       swarm fanout --fixture json-events
       swarm fanout --fixture path/to/fixture --model openai/gpt-4o --timeout 1800
       swarm fanout --fixture json-events --sandbox local
+      swarm fanout --fixture json-events --lead deepagent
     """
     problem = timeout_problem(timeout)
     if problem is not None:
         raise UsageError(f"--timeout: {problem}")
     load_fixture(fixture)  # a refused fixture (ConfigError: status 1) leaves no --log-dir behind
     _check_log_dir(log_dir)
-    outcome = run_fanout(fixture, model, timeout, log_dir, sandbox)
+    outcome = run_fanout(fixture, model, timeout, log_dir, sandbox, lead)
     click.echo(json.dumps(outcome, indent=2, default=str))
     sys.exit(0 if outcome["resolved"] else 1)
 

@@ -1,6 +1,6 @@
 """The fan-out rubric as an Inspect scorer.
 
-``fanout_rubric(fixture=...)`` judges only the records in ``STORE_KEYS``: during an eval, the
+``fanout_rubric(fixture=...)`` judges only the records in ``JUDGED_KEYS``: during an eval, the
 ones the swarm's kernel wrote and sealed, and the artifact it reads from the sandbox itself
 (never one already in the store); when ``inspect score`` re-scores a log, the stored ones, once
 their digests match the ones the sample's last score recorded (``_digests``).  Its ``Score``
@@ -32,8 +32,9 @@ from ._digests import (
 from ._evidence import read_evidence
 from ._fixture import Fixture, load_fixture
 from ._proof import isolation
-from ._records import ARTIFACT_KEY, STORE_KEYS
+from ._records import ARTIFACT_KEY, JUDGED_KEYS
 from ._rubric import REQUIRED_RULES, Verdict, judge, plugin_rules
+from ._subagents import subagent_aliases
 
 __all__ = [
     "SCORER_METRICS",
@@ -151,19 +152,19 @@ def fanout_rubric_scorer(
             if problem is not None:
                 return unscorable_score(loaded, rules, problem, digests)
             # the artifact is always read where the lead left it, never taken from the store
-            lead = read_evidence({key: state.store.get(key) for key in STORE_KEYS}).lead
+            lead = read_evidence({key: state.store.get(key) for key in JUDGED_KEYS}).lead
             artifact = await collect_artifact(loaded.artifact, lead)
             state.store.set(ARTIFACT_KEY, artifact or {"path": loaded.artifact, "text": None})
-            store = {key: state.store.get(key) for key in STORE_KEYS}
+            store = {key: state.store.get(key) for key in JUDGED_KEYS}
             digests |= records_digests(store) | {"judged": "sealed by the kernel"}
         else:
-            store = {key: state.store.get(key) for key in STORE_KEYS}
+            store = {key: state.store.get(key) for key in JUDGED_KEYS}
             earlier = earlier_digests()
             if earlier is None:
                 why = "no earlier fan-out score of this sample recorded the digests of its records"
                 return unscorable_score(loaded, rules, why, digests)
             digests |= _rescore_digests(state, loaded, store, earlier, fixture_digest, on_purpose)
-        evidence = read_evidence(store)
+        evidence = read_evidence(store, aliases=subagent_aliases(loaded))
         verdict = judge(loaded, evidence, spawn_factor=factor, extra=extra)
         scored = verdict_score(verdict, digests)
         scored.metadata = {**(scored.metadata or {}), "isolation": isolation(evidence.reads)}

@@ -34,11 +34,34 @@ from swarm import ConfigError, channel, controller, member, swarm
 from ._demo import demo_model
 from ._fixture import Fixture, load_fixture
 from ._scorer import fanout_rubric
+from ._subagents import subagent_aliases, subagent_type
 
-__all__ = ["FANOUT_SANDBOXES", "FANOUT_TOOLS", "fanout", "fanout_sample", "fanout_topology"]
+__all__ = [
+    "FANOUT_LEADS",
+    "FANOUT_SANDBOXES",
+    "FANOUT_TOOLS",
+    "fanout",
+    "fanout_deepagent_topology",
+    "fanout_sample",
+    "fanout_topology",
+]
 
 FANOUT_TOOLS = ("bash", "python")
 """The Inspect tools the lead and its children have in the sandbox."""
+FANOUT_LEADS = ("worker", "deepagent")
+"""The leads the task runs: ``worker`` (``swarm/worker`` with the spawning tools: its children
+are swarm members) and ``deepagent`` (Inspect's ``deepagent()``: its children are its background
+subagents, one subagent type per shard)."""
+DEEPAGENT_INSTRUCTIONS = (
+    "In this run your children are your background subagents, not spawned members: there is "
+    "one subagent type per shard, named after the shard's worker with '-' and '.' as '_' "
+    "(worker_events_01 for worker-events-01). For each shard, dispatch its subagent with the "
+    "agent tool (subagent_type that name, "
+    "background=true, a prompt that tells it which file to read and which question to answer), "
+    "collect their results with agent_wait, then write the artifact from their results. The "
+    "spawn_child, wait_for_children and read_messages tools the task names are not yours; use "
+    "agent and agent_wait instead."
+)
 FANOUT_SANDBOXES = ("bwrap", "local")
 """The sandbox providers the task runs with: ``bwrap`` (the default: isolates every member) and
 ``local`` (no isolation: every member can read the host as the evaluating user)."""
@@ -73,6 +96,48 @@ def fanout_topology(fixture: Fixture, **swarm_args: Any) -> Any:
     )
 
 
+def fanout_deepagent_topology(fixture: Fixture, **swarm_args: Any) -> Any:
+    """The solver with a deepagent lead (``swarm/deepagent``): one subagent type per shard,
+    named after its worker, with ``bash`` and ``python``; its background dispatches are the
+    children.  Each dispatch works in a sandbox of its own holding only its shard's file (the
+    same ``sandboxes.files``, by subagent type); the lead's own sandbox holds no shard."""
+    types = subagent_aliases(fixture)
+    if len(types) != len(fixture.shards):
+        raise ConfigError(
+            f"fanout.lead: a deepagent lead needs one subagent type per shard, its worker name "
+            f"with '-' and '.' as '_'; in {fixture.name} two workers give the same one"
+        )
+    files = {subagent_type(s.worker): [f"shards/{s.file}"] for s in fixture.shards}
+    swarm_args.setdefault("sandboxes", {"per_member": True, "files": files})
+    subagents = [
+        {
+            "name": subagent_type(s.worker),
+            "description": f"the child for shards/{s.file}: reads it and answers its question",
+            "prompt": (
+                f"You are {subagent_type(s.worker)}, the fan-out child for shards/{s.file}: "
+                "read that file in your working directory with the bash or python tool, answer "
+                "the question you are given, and submit the answer as a bare integer."
+            ),
+            "tools": list(FANOUT_TOOLS),
+        }
+        for s in fixture.shards
+    ]
+    args = {
+        "tools": list(FANOUT_TOOLS),
+        "subagents": subagents,
+        "background": len(fixture.shards),
+        "memory": False,
+        "todo_write": False,
+        "instructions": DEEPAGENT_INSTRUCTIONS,
+    }
+    return swarm(
+        members=member("swarm/deepagent", name="lead", args=args),
+        channels=[channel("messages")],
+        controller=controller("leaderless", stop_on_submission=True),
+        **swarm_args,
+    )
+
+
 def fanout_sample(fixture: Fixture) -> Sample:
     """The fixture's one sample: the prompt, and the shards as the staging area's files.  No
     expected answer anywhere in it (the target is empty: the rubric holds the manifest)."""
@@ -102,6 +167,15 @@ _DEMO_MODELS = ("swarm/scripted", "none/none")
 """The eval models ``demo=true`` runs under: the scripted model, or none given."""
 
 
+def _lead(value: Any) -> str:
+    if value not in FANOUT_LEADS:
+        raise ConfigError(
+            f"fanout.lead: expected one of {', '.join(FANOUT_LEADS)} (worker spawns members; "
+            f"deepagent dispatches background subagents), got {value!r}"
+        )
+    return str(value)
+
+
 def _demo(value: Any) -> bool:
     if not isinstance(value, bool):
         raise ConfigError(f"fanout.demo: expected true or false, got {value!r}")
@@ -127,6 +201,7 @@ def fanout(
     spawn_factor: int = 2,
     sandbox: str = "bwrap",
     demo: bool = False,
+    lead: str = "worker",
 ) -> Task:
     """The fan-out eval on one fixture.
 
@@ -139,15 +214,20 @@ def fanout(
         demo: run the keyless demonstration, as ``swarm fanout`` does without ``--model``:
             the task's model is ``swarm/scripted`` with scripts built from the fixture's
             manifest (an honest lead and children); refused when the eval's model is another.
+        lead: ``worker`` (the spawning tools: children are swarm members) or ``deepagent``
+            (Inspect's deepagent: children are its background subagents), judged by the same
+            rules.
     """
     provider = _sandbox(sandbox)
+    kind = _lead(lead)
     scripted = _demo(demo)
     loaded = load_fixture(fixture)
+    topology = fanout_deepagent_topology if kind == "deepagent" else fanout_topology
     return Task(
         dataset=[fanout_sample(loaded)],
-        solver=fanout_topology(loaded),
+        solver=topology(loaded),
         scorer=fanout_rubric(fixture=fixture, spawn_factor=spawn_factor),
         sandbox=provider,
-        model=demo_model(loaded) if scripted else None,
+        model=demo_model(loaded, kind) if scripted else None,
         name=f"fanout-{loaded.name}",
     )
