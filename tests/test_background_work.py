@@ -309,6 +309,8 @@ def waits_while_working() -> Agent:
                 await anyio.sleep(0.01)
             Cue.get("both wait").set()
             await generate("work")
+            if waits.waiting("waits_while_working") and waits.waiting("idler"):
+                Cue.get("still waiting after the work's call").set()
 
         background(work)
         Cue.own = await swarm_wait()(timeout=600)
@@ -335,6 +337,8 @@ def test_a_member_whose_background_work_runs_is_not_waiting(tmp_path: Path) -> N
     )
     sample = run_scripted(solver, {"waits_while_working/sub": [usage(5, 5)]}, tmp_path)
     assert Cue.get("both wait").is_set()
+    # both waits outlived the work's model call: the busy member was not counted as waiting
+    assert Cue.get("still waiting after the work's call").is_set()
     nothing = "Nothing can change: every member is waiting, has ended or has not started."
     assert (Cue.own, Cue.idler) == (nothing, nothing)
     rows = by_name(metrics(sample)["members"])
@@ -394,6 +398,7 @@ def closer_now() -> Agent:
 
 
 async def calls_past_its_limit() -> None:
+    await Cue.get("own call done").wait()  # after the agent's own call (10 tokens)
     for i in range(3):
         await generate(f"call {i}")
     Cue.get("never returns").set()
@@ -404,6 +409,7 @@ def limited_in_the_background() -> Agent:
     async def execute(state: AgentState) -> AgentState:
         background(calls_past_its_limit)
         state.output = await get_model().generate(state.messages)
+        Cue.get("own call done").set()
         return state
 
     return execute
@@ -422,6 +428,7 @@ def test_a_limit_reached_in_background_work_ends_only_that_task(tmp_path: Path) 
     assert not Cue.get("never returns").is_set()
     s = by_name(ledger(sample)["members"])["limited_in_the_background"]
     assert (s["background_started"], s["background_cancelled"], s["cancelled"]) == (1, 0, False)
+    assert s["status"] == "submitted"  # the limit error did not become the member's error
     assert s["calls"]["calls"] == 1 + 2
     assert s["meter"]["usage"]["total_tokens"] == 10 + 20 + 20
 
