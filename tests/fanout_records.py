@@ -16,14 +16,56 @@ from typing import Any
 
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
-from inspect_ai.log import EvalLog
+from inspect_ai.log import EvalLog, EvalSample
+from inspect_ai.model import get_model
 from inspect_ai.scorer import Score
 from inspect_ai.solver import Generate, TaskState, solver
 from inspect_ai.util import sandbox
 
 from swarm import record_digest
 from swarm._run.seal import seal_records
-from swarm.plugins.scorers.fanout import ARTIFACT_KEY, Fixture, fanout_rubric, load_fixture
+from swarm.plugins.scorers.fanout import (
+    ARTIFACT_KEY,
+    Fixture,
+    fanout_rubric,
+    fanout_sample,
+    load_fixture,
+)
+
+RULES = ("coverage", "delegation", "dedup", "receipts", "provenance", "proof_of_work")
+
+
+def run_fixture_task(
+    solver: Any, scripts: dict[str, list[dict[str, Any]]], sandbox: str = "bwrap"
+) -> EvalSample:
+    """The json-events fan-out task with ``solver`` on the scripted model following
+    ``scripts``, scored by the rubric: its one sample."""
+    fixture = load_fixture("json-events")
+    task = Task(
+        dataset=[fanout_sample(fixture)],
+        solver=solver,
+        scorer=fanout_rubric(fixture="json-events"),
+        sandbox=sandbox,
+    )
+    model = get_model("swarm/scripted", scripts=scripts, memoize=False)
+    [log] = eval(task, model=model, display="none", log_dir=None)
+    assert log.status == "success", log.error
+    [sample] = log.samples or []
+    return sample
+
+
+def score(sample: EvalSample) -> Any:
+    """The sample's one score."""
+    [found] = (sample.scores or {}).values()
+    return found
+
+
+def failing(sample: EvalSample) -> set[str]:
+    """The rules the sample's score does not pass."""
+    value = score(sample).value
+    assert isinstance(value, dict)
+    return {rule for rule in RULES if value[rule] is not True}
+
 
 SHARD_FILES = {
     s.worker: s.file for name in ("json-events", "csv-metrics") for s in load_fixture(name).shards

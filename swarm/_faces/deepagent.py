@@ -19,10 +19,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from inspect_ai.agent import Agent, Subagent, agent, deepagent, general, plan, research, subagent
-from inspect_ai.tool import Tool
-from inspect_ai.util import registry_create
 
 from swarm._faces.subagent_sandbox import own_sandbox
+from swarm._faces.worker import inspect_tools
 from swarm._run.tools import swarm_on_continue, swarm_tools
 from swarm.errors import ConfigError
 
@@ -30,20 +29,6 @@ __all__ = ["deepagent_member"]
 
 BUILT_IN = {"general": general, "plan": plan, "research": research}
 SUBAGENT_KEYS = ("description", "fork", "name", "prompt", "tools")
-
-
-def _tools(names: Sequence[str] | str, where: str) -> list[Tool]:
-    if isinstance(names, str):
-        names = [names]
-    if not isinstance(names, Sequence) or not all(isinstance(n, str) for n in names):
-        raise ConfigError(f"{where}: expected a list of Inspect tool names, got {names!r}")
-    built: list[Tool] = []
-    for name in names:
-        try:
-            built.append(registry_create("tool", name))
-        except Exception as ex:
-            raise ConfigError(f"{where}: no Inspect tool {name!r} ({ex})") from None
-    return built
 
 
 def _subagent(value: object, where: str) -> Subagent:
@@ -69,7 +54,7 @@ def _subagent(value: object, where: str) -> Subagent:
     if not isinstance(fork, bool):
         raise ConfigError(f"{where}.fork: expected true or false, got {fork!r}")
     name = value["name"]
-    tools = [own_sandbox(t, name) for t in _tools(value.get("tools", []), f"{where}.tools")]
+    tools = [own_sandbox(t, name) for t in inspect_tools(value.get("tools", []), f"{where}.tools")]
     return subagent(
         name=value["name"],
         description=value["description"],
@@ -131,7 +116,7 @@ def deepagent_member(
     if twice:
         raise ConfigError(f"deepagent.subagents: the names {twice} are given more than once")
     return deepagent(
-        tools=[*_tools(tools, "deepagent.tools"), swarm_tools()],
+        tools=[*inspect_tools(tools, "deepagent.tools"), swarm_tools()],
         subagents=built,
         background=background,
         max_depth=max_depth,

@@ -19,7 +19,23 @@ from inspect_ai.util import registry_create
 from swarm._run.tools import swarm_on_continue, swarm_tools
 from swarm.errors import ConfigError
 
-__all__ = ["worker"]
+__all__ = ["inspect_tools", "worker"]
+
+
+def inspect_tools(names: Sequence[str] | str, where: str) -> list[Tool]:
+    """The Inspect tools ``names`` (registry names), each built with its defaults; a
+    ``ConfigError`` naming ``where`` for anything else."""
+    if isinstance(names, str):
+        names = [names]
+    if not isinstance(names, Sequence) or not all(isinstance(n, str) for n in names):
+        raise ConfigError(f"{where}: expected a list of Inspect tool names, got {names!r}")
+    built: list[Tool] = []
+    for name in names:
+        try:
+            built.append(registry_create("tool", name))
+        except Exception as ex:
+            raise ConfigError(f"{where}: no Inspect tool {name!r} ({ex})") from None
+    return built
 
 
 @agent(name="worker")
@@ -32,17 +48,9 @@ def worker(tools: Sequence[str] = (), prompt: str | None = None, model: str | No
         prompt: the system prompt (react's default when ``None``).
         model: the model the member uses (``None``: the eval's model).
     """
-    if isinstance(tools, str):
-        tools = [tools]
-    built: list[Tool] = []
-    for name in tools:
-        try:
-            built.append(registry_create("tool", name))
-        except Exception as ex:
-            raise ConfigError(f"worker.tools: no Inspect tool {name!r} ({ex})") from None
     return react(
         prompt=prompt,
-        tools=[*built, swarm_tools()],
+        tools=[*inspect_tools(tools, "worker.tools"), swarm_tools()],
         on_continue=swarm_on_continue(),
         model=model,
     )

@@ -185,19 +185,27 @@ class MemberSandboxes:
             return
         group = self.config.group(member)
         files = self.config.files_for(member)
+        env = await self._stocked(group, files, into_existing=True)  # a share group's too
+        self._use(member, group, env, files)
+
+    async def _stocked(self, group: str, files: Sequence[str], *, into_existing: bool) -> Any:
+        """The run's own environment ``group`` (created on first use), holding the sample
+        ``files``: copied when it is created, and ``into_existing`` when it was already."""
         lock = self._locks.setdefault(group, anyio.Lock())
         async with lock:
             env = self._envs.get(group)
+            fresh = env is None
             if env is None:
                 env = await self._create(group)
-            self.collect(None)
-            staging = sandbox_unproxied(self._default)
-            for path in files:
-                data = await staging.read_file(path, text=False)
-                self._drop_own_read(path)  # no await since the read: its events are queued
-                await env.write_file(path, data)
-            self._discard(group)
-        self._use(member, group, env, files)
+            if fresh or into_existing:
+                self.collect(None)
+                staging = sandbox_unproxied(self._default)
+                for path in files:
+                    data = await staging.read_file(path, text=False)
+                    self._drop_own_read(path)  # no await since the read: its events are queued
+                    await env.write_file(path, data)
+                self._discard(group)
+        return env
 
     def _use(self, member: str, name: str, env: Any, files: Sequence[str]) -> None:
         """Make ``env`` (called ``name`` in the reads record) the calling task's only sandbox,
@@ -211,21 +219,9 @@ class MemberSandboxes:
         subagent type), created at its first tool call; ``False`` without member sandboxes."""
         if not self.config.per_member or self._staging is None:
             return False
-        lock = self._locks.setdefault(name, anyio.Lock())
-        async with lock:
-            env = self._envs.get(name)
-            if env is None:
-                files = self.config.files_for(files_of)
-                env = await self._create(name)
-                self.collect(None)
-                staging = sandbox_unproxied(self._default)
-                for path in files:
-                    data = await staging.read_file(path, text=False)
-                    self._drop_own_read(path)
-                    await env.write_file(path, data)
-                self._discard(name)
-                self._members[name] = {"sandbox": name, "files": list(files)}
-        use_sandbox(_Watched(env, self, name))
+        files = self.config.files_for(files_of)
+        env = await self._stocked(name, files, into_existing=False)  # each tool call enters
+        self._use(name, name, env, files)
         return True
 
     async def _create(self, group: str) -> Any:
