@@ -185,3 +185,67 @@ def test_deepagent_by_name_is_inspects_and_swarm_deepagent_is_the_wired_one() ->
 
     assert registry_lookup("agent", "deepagent") is deepagent
     assert registry_lookup("agent", "swarm/deepagent") is deepagent_member
+
+
+SLOW = {"name": "slow", "description": "takes its time", "prompt": "You are slow, and patient."}
+
+
+def test_a_deepagent_leads_background_subagents_are_its_background_work(log_dir: Path) -> None:
+    """Two background dispatches are the lead's background work: both counted started; the one
+    still running when the lead's agent returns gets the grace and is then cancelled, so the
+    lead ends ``submitted`` with ``cancelled`` set, and deepagent's registry saw it cancelled."""
+    from swarm import Budget
+
+    scripts = {
+        "lead": [
+            used(call("agent", subagent_type="helper", prompt="add", background=True), 10, 1),
+            used(call("agent", subagent_type="slow", prompt="wait", background=True), 10, 1),
+            used(call("agent_wait", agent_ids=["AGENT-1"]), 10, 1),
+            used(submit("5"), 10, 1),
+        ],
+        "lead/sub": [used(submit("5"), 7, 2)],
+        "lead/slow": [used(pause(60.0, submit("late")), 3, 1)],
+    }
+    solver = board(deep_lead(subagents=[HELPER, SLOW]), budget=Budget(grace=0.1))
+    sample = run_scripted(solver, scripts, log_dir)
+    row = by_name(ledger(sample)["members"])["lead"]
+    assert (row["background_started"], row["background_cancelled"]) == (2, 1)
+    assert (row["status"], row["cancelled"]) == ("submitted", True)
+    assert row["calls"]["calls"] == 4 + 1  # the slow subagent's call never returned
+    assert row["meter"]["usage"]["total_tokens"] == 4 * 11 + 9
+    ends = {
+        e["name"]: e["status"]
+        for e in sample.store["inspect_swarm:subagents"]["entries"]
+        if e["op"] == "end"
+    }
+    assert ends == {"lead/AGENT-1": "completed", "lead/AGENT-2": "cancelled"}
+
+
+def test_a_stop_cancels_a_deepagent_leads_running_background_subagent(log_dir: Path) -> None:
+    """The peer's submission stops the swarm while the lead waits on its slow subagent: the
+    lead is cancelled, and so is its background work."""
+    scripts = {
+        "peer": [used(pause(1.0, submit("done")), 5, 1)],
+        "lead": [  # with one subagent, deepagent's agent tool takes no subagent_type
+            used(call("agent", prompt="wait", background=True), 10, 1),
+            used(call("agent_wait", agent_ids=["AGENT-1"], timeout=120), 10, 1),
+            used(submit("never"), 10, 1),
+        ],
+        "lead/slow": [used(pause(60.0, submit("late")), 3, 1)],
+    }
+    from swarm import Budget, controller
+
+    solver = board(
+        deep_lead(subagents=[SLOW]),
+        member(shm_worker, name="peer"),
+        controller_=controller("leaderless"),
+        budget=Budget(grace=0.1),
+    )
+    sample = run_scripted(solver, scripts, log_dir)
+    rows = by_name(ledger(sample)["members"])
+    lead = rows["lead"]
+    assert (lead["background_started"], lead["background_cancelled"]) == (1, 1)
+    assert (lead["status"], lead["cancelled"]) == ("cancelled", True)
+    assert rows["peer"]["status"] == "submitted"
+    assert ledger(sample)["stop_reason"] == "submitted"
+    assert ledger(sample)["total_complete"] is False  # the slow call was cut in flight
