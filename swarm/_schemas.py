@@ -1,12 +1,14 @@
 """The schemas of the stored records that have readers: the ledger (``inspect_swarm:ledger``),
-the spawn ledger (``inspect_swarm:spawns``) and the message log (``inspect_swarm:messages``).
+the spawn ledger (``inspect_swarm:spawns``), the message log (``inspect_swarm:messages``) and
+the subagents record (``inspect_swarm:subagents``).
 
 One frozen pydantic model per record (and per part of one), each field with its description,
 unknown fields refused.  Both sides use these same classes:
 
 - the writers build their record through them: ``_report/ledger.py`` constructs a
   ``SwarmLedger``; the runtime's spawn entries *are* ``SpawnLedgerEntry``s (``_report/spawns``
-  calls them ``SpawnEntry``); the kernel passes the ``messages`` channel's log through
+  calls them ``SpawnEntry``); ``_report/subagents.py`` validates its entries through a
+  ``SubagentsRecord``; the kernel passes the ``messages`` channel's log through
   ``MessageLog`` before it writes it (``_run/finish.py``).  Each writes ``model_dump()``, so a
   record has the schema's fields, in the schema's order, and a field the schema lacks, or one
   missing, fails the build instead of reaching the store;
@@ -31,7 +33,7 @@ The result record is not here: it is a hook value (``swarm.SwarmResult``, attrs,
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -48,6 +50,13 @@ __all__ = [
     "SpawnLedger",
     "SpawnLedgerEntry",
     "SpawnOp",
+    "SubagentDispatch",
+    "SubagentEnd",
+    "SubagentEntry",
+    "SubagentReceived",
+    "SubagentSeen",
+    "SubagentUsage",
+    "SubagentsRecord",
     "SwarmLedger",
     "Usage",
     "schema_problem",
@@ -230,6 +239,93 @@ class MessageLog(_Record):
 
     version: Literal[1] = Field(description="Record version.")
     messages: list[MessageLogEntry] = Field(description="Every delivery, in order.")
+
+
+# -- the subagents record ---------------------------------------------------------------------
+
+
+class _Entry(_Record):
+    seq: int = Field(description="Order in the record, from 0 (by time, then op).")
+    time: float = Field(description="Seconds since the swarm started.")
+    member: str = Field(description="The member whose subagent it is.")
+    name: str = Field(
+        description="The runtime's name for this run of a subagent: <member>/AGENT-N for a "
+        "background dispatch, <member>/<span id> for a foreground one."
+    )
+    agent: str | None = Field(description="deepagent's id (AGENT-N), for a background dispatch.")
+    span: str = Field(description="The agent span the subagent ran in.")
+
+
+class SubagentDispatch(_Entry):
+    """The ``agent`` call began."""
+
+    op: Literal["dispatch"] = Field(description="What happened.")
+    subagent: str = Field(description="The subagent's type (its span's name).")
+    background: bool = Field(description="Whether it was dispatched in the background.")
+    parent: str = Field(
+        description="The dispatching loop: the member, or the name of the subagent that did."
+    )
+    depth: int = Field(description="1 from the member's own loop.")
+    prompt: str = Field(description="The call's prompt argument.")
+    task_description: str | None = Field(description="The call's task_description argument.")
+
+
+class SubagentUsage(_Record):
+    """The model calls in a subagent's span, its own subagents' included."""
+
+    total_tokens: int = Field(description="Their total tokens.")
+    calls: int = Field(description="Completed calls, other than cache replays.")
+    cache_replays: int = Field(description="Calls answered from Inspect's cache.")
+    errored: int = Field(description="Calls that errored or never completed.")
+
+
+class SubagentEnd(_Entry):
+    """Its span closed (the run's end when it never did)."""
+
+    op: Literal["end"] = Field(description="What happened.")
+    status: Literal["completed", "errored", "cancelled", "running"] | None = Field(
+        description="deepagent's status for it (running: it outlived the run; null: the "
+        "registry was not reachable)."
+    )
+    started: float | None = Field(description="When its span opened (seconds since the start).")
+    result: str | None = Field(description="Its result, as deepagent kept it.")
+    error: str | None = Field(description="Its error, as deepagent kept it.")
+    usage: SubagentUsage = Field(description="Its calls' usage.")
+
+
+class SubagentSeen(_Record):
+    """When a received result first reached the dispatching loop's model."""
+
+    time: float = Field(description="Seconds since the swarm started.")
+    via: Literal["model_call"] = Field(description="How it got there.")
+
+
+class SubagentReceived(_Entry):
+    """A tool result of the member's held the subagent's terminal block."""
+
+    op: Literal["received"] = Field(description="What happened.")
+    via: Literal["agent", "agent_wait", "agent_status", "agent_cancel"] = Field(
+        description="The tool whose result held it."
+    )
+    kind: Literal["result", "status"] = Field(
+        description="result: a completed subagent's result; status: an errored or cancelled "
+        "one's block."
+    )
+    text: str = Field(description="The result, or the status block.")
+    seen: SubagentSeen | None = Field(description="When the loop's model first received it.")
+
+
+SubagentEntry = Annotated[
+    SubagentDispatch | SubagentEnd | SubagentReceived, Field(discriminator="op")
+]
+"""One entry of the subagents record, by its ``op``."""
+
+
+class SubagentsRecord(_Record):
+    """The ``inspect_swarm:subagents`` record (version 1)."""
+
+    version: Literal[1] = Field(description="Record version.")
+    entries: list[SubagentEntry] = Field(description="Every entry, in order.")
 
 
 def schema_problem(error: ValidationError) -> str:

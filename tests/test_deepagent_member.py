@@ -249,3 +249,38 @@ def test_a_stop_cancels_a_deepagent_leads_running_background_subagent(log_dir: P
     assert rows["peer"]["status"] == "submitted"
     assert ledger(sample)["stop_reason"] == "submitted"
     assert ledger(sample)["total_complete"] is False  # the slow call was cut in flight
+
+
+def test_the_subagents_record_reads_back_typed_as_it_was_written(log_dir: Path) -> None:
+    """swarm.analysis reads the record through the schema it was written through: each entry
+    is the class of its op, with the stored values."""
+    from inspect_ai.log import read_eval_log
+
+    from swarm.analysis import SubagentDispatch, SubagentEnd, SubagentReceived, swarm_subagents
+
+    scripts = {
+        "lead": [
+            used(call("agent", prompt="add 2 and 3", background=True), 10, 1),
+            used(call("agent_wait", agent_ids=["AGENT-1"]), 10, 1),
+            used(submit("5"), 10, 1),
+        ],
+        "lead/sub": [used(submit("5"), 7, 2)],
+    }
+    run_scripted(board(deep_lead()), scripts, log_dir)
+    [path] = log_dir.glob("*.eval")
+    [sample] = read_eval_log(str(path)).samples or []
+    record = swarm_subagents(sample)
+    assert record is not None
+    assert [type(e) for e in record.entries] == [SubagentDispatch, SubagentEnd, SubagentReceived]
+    dispatch, end, received = record.entries
+    assert isinstance(dispatch, SubagentDispatch) and isinstance(end, SubagentEnd)
+    assert (dispatch.seq, dispatch.name, dispatch.subagent, dispatch.depth) == (
+        0,
+        "lead/AGENT-1",
+        "helper",
+        1,
+    )
+    assert (end.status, end.usage.total_tokens, end.usage.calls) == ("completed", 9, 1)
+    assert isinstance(received, SubagentReceived)
+    assert (received.via, received.kind, received.text) == ("agent_wait", "result", "5")
+    assert record.model_dump() == sample.store["inspect_swarm:subagents"]

@@ -36,6 +36,8 @@ import attrs
 from inspect_ai.event import Event, ModelEvent, SpanBeginEvent, SpanEndEvent, ToolEvent
 from inspect_ai.model import ChatMessageTool
 
+from swarm._schemas import SubagentsRecord
+
 __all__ = ["BackgroundFuture", "build_subagents", "snapshot_registry"]
 
 AGENT_TOOL = "agent"
@@ -200,7 +202,9 @@ def build_subagents(
                 "parent": dispatcher,
                 "depth": depth,
                 "prompt": _text(call.arguments.get("prompt")),
-                "task_description": call.arguments.get("task_description"),
+                "task_description": None
+                if call.arguments.get("task_description") is None
+                else _text(call.arguments.get("task_description")),
             }
         )
         status: str | None
@@ -318,4 +322,5 @@ def _assemble(
             }
         )
     rows.sort(key=lambda e: (e["time"], ("dispatch", "end", "received").index(e["op"])))
-    return {"version": 1, "entries": [{"seq": i, **e} for i, e in enumerate(rows)]}
+    entries = [{"seq": i, **e} for i, e in enumerate(rows)]
+    return SubagentsRecord(version=1, entries=entries).model_dump()  # type: ignore[arg-type]

@@ -6,7 +6,8 @@
   whose ``members`` are ``MemberLedger``s with a ``Meter`` and ``Calls`` each;
   ``SwarmLedger.model_json_schema()`` describes every field;
 - ``swarm_spawns(sample)`` and ``swarm_messages(sample)``: the spawn ledger and the message log
-  as a ``SpawnLedger`` and a ``MessageLog``;
+  as a ``SpawnLedger`` and a ``MessageLog``; ``swarm_subagents(sample)``: what members
+  dispatched through deepagent, as a ``SubagentsRecord``;
 - the models are the ones the records are written through (one schema per record), so they
   have exactly the stored fields;
 - ``swarm_evidence(sample, kind=None)``: the run's evidence of channel activity (every write,
@@ -33,8 +34,15 @@ from swarm.analysis._spawns import (
     MessageLogEntry,
     SpawnLedger,
     SpawnLedgerEntry,
+    SubagentDispatch,
+    SubagentEnd,
+    SubagentReceived,
+    SubagentSeen,
+    SubagentsRecord,
+    SubagentUsage,
     swarm_messages,
     swarm_spawns,
+    swarm_subagents,
 )
 
 __all__ = [
@@ -48,6 +56,12 @@ __all__ = [
     "SampleLimits",
     "SpawnLedger",
     "SpawnLedgerEntry",
+    "SubagentDispatch",
+    "SubagentEnd",
+    "SubagentReceived",
+    "SubagentSeen",
+    "SubagentUsage",
+    "SubagentsRecord",
     "SwarmColumns",
     "SwarmLedger",
     "Usage",
@@ -56,4 +70,5 @@ __all__ = [
     "swarm_ledger",
     "swarm_messages",
     "swarm_spawns",
+    "swarm_subagents",
 ]

@@ -1,6 +1,6 @@
-"""Reading the spawn ledger (``inspect_swarm:spawns``) and the message log
-(``inspect_swarm:messages``) back from a log's sample: the same pydantic classes the records are
-written through (``swarm._schemas``)."""
+"""Reading the spawn ledger (``inspect_swarm:spawns``), the message log
+(``inspect_swarm:messages``) and the subagents record (``inspect_swarm:subagents``) back from a
+log's sample: the same pydantic classes the records are written through (``swarm._schemas``)."""
 
 from __future__ import annotations
 
@@ -9,16 +9,34 @@ from typing import Any, TypeVar
 from inspect_ai.log import EvalSample
 from pydantic import BaseModel
 
-from swarm._schemas import MessageLog, MessageLogEntry, SpawnLedger, SpawnLedgerEntry
-from swarm.records import MESSAGES_KEY, SPAWNS_KEY
+from swarm._schemas import (
+    MessageLog,
+    MessageLogEntry,
+    SpawnLedger,
+    SpawnLedgerEntry,
+    SubagentDispatch,
+    SubagentEnd,
+    SubagentReceived,
+    SubagentSeen,
+    SubagentsRecord,
+    SubagentUsage,
+)
+from swarm.records import MESSAGES_KEY, SPAWNS_KEY, SUBAGENTS_KEY
 
 __all__ = [
     "MessageLog",
     "MessageLogEntry",
     "SpawnLedger",
     "SpawnLedgerEntry",
+    "SubagentDispatch",
+    "SubagentEnd",
+    "SubagentReceived",
+    "SubagentSeen",
+    "SubagentUsage",
+    "SubagentsRecord",
     "swarm_messages",
     "swarm_spawns",
+    "swarm_subagents",
 ]
 
 
@@ -46,3 +64,10 @@ def swarm_spawns(sample: EvalSample) -> SpawnLedger | None:
 def swarm_messages(sample: EvalSample) -> MessageLog | None:
     """The sample's message log, or ``None`` (its swarm had no messages channel)."""
     return _read(sample, MESSAGES_KEY, MessageLog)
+
+
+def swarm_subagents(sample: EvalSample) -> SubagentsRecord | None:
+    """The sample's subagents record, or ``None`` (no member dispatched a deepagent subagent).
+    Its ``entries`` are ``SubagentDispatch``, ``SubagentEnd`` and ``SubagentReceived`` values,
+    told apart by their ``op``."""
+    return _read(sample, SUBAGENTS_KEY, SubagentsRecord)
