@@ -183,7 +183,9 @@ def swarm_on_member_end(view: SwarmView, event: MemberEnded) -> Decision | None:
 
     Stops at first non-None result.  The built-in default stops with ``all_done`` when no
     member is running (members left pending can only start by a decision).  Not called once
-    the swarm is stopping.
+    the swarm is stopping.  A member with background work (Inspect's ``background()``) ends
+    when that work has ended too: after its agent returns, the work drains for the budget's
+    grace, so this hook (and a submission's) comes then, with the agent's status.
 
     :param view: the run with the member already ``ended``.
     :param event: who ended, with which status, and when.
@@ -198,7 +200,8 @@ def swarm_on_quiescence(view: SwarmView, event: Quiescent) -> Decision | None:
     """Decide what happens when nothing can change any more.
 
     Stops at first non-None result.  Called when every running member's own loop is waiting
-    in ``swarm_wait`` (before the waits are released with ``all_waiting``), and, when the
+    in ``swarm_wait`` and none of them has background work running (before the waits are
+    released with ``all_waiting``), and, when the
     controller has an ``idle_seconds`` attribute, after that long with no record, model call,
     member start or member end.  The built-in default does nothing.
 
