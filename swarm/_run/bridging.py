@@ -1,0 +1,75 @@
+"""Bridged members at run time: marked when their calls come through Inspect's agent bridge, and
+halted rather than raised into when a call comes from the sandbox service.
+
+A member declared ``bridged`` is marked from the start.  Any other member is marked at its first
+call that Inspect's bridge makes (``current_agent_bridge_context()`` is set): it is bridged in
+the ledger, polls from then on (its agent runs its own loop, so no notice can reach it), and
+the transcript says so in one info event.
+
+Inspect's sandbox service (``sandbox_agent_bridge()``) ends the whole sample when a limit error
+is raised in it, so the swarm never raises one there: a call it would refuse gets an error the
+agent reads as its provider's (``BridgedCallRefused``), and a call that reaches a cap, a share
+or a member limit completes, metered; either way the member is then cancelled, and it ends with
+the status the limit or the stop gives it.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from inspect_ai.log import transcript
+
+from swarm._run.members import RunMember
+from swarm._spec.roster import Bridge
+from swarm.records import INFO_SOURCE
+
+__all__ = ["BridgedCallRefused", "halt", "note_bridged"]
+
+logger = logging.getLogger("swarm")
+
+
+class BridgedCallRefused(RuntimeError):
+    """A sandbox-bridged member's model call the swarm refused (it is stopping, or the member
+    is torn down): the agent in the sandbox gets it as an error response."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"Stopped by the swarm: {reason}")
+
+
+def note_bridged(member: RunMember, bridge: Bridge) -> None:
+    """``member`` made a call through Inspect's ``bridge``: mark it (once per kind)."""
+    if member.bridged == bridge:
+        return
+    declared = member.entry.spec.bridged
+    member.bridged = bridge
+    polled = member.delivery == "notify"
+    if polled:
+        member.delivery = "poll"
+    limits = member.entry.spec.limits
+    if bridge == "sandbox" and (limits.turn is not None or limits.message is not None):
+        logger.warning(
+            "swarm: member %r's calls come through the sandbox agent bridge but it was not "
+            "declared bridged='sandbox': its turn or message limit, if reached, ends the "
+            "whole sample (Inspect's sandbox service does so for any limit)",
+            member.name,
+        )
+    transcript().info(
+        {
+            "version": 1,
+            "type": "bridged",
+            "member": member.name,
+            "bridge": bridge,
+            "declared": declared,
+            "delivery": member.delivery,
+            "notify_refused": polled,
+        },
+        source=INFO_SOURCE,
+    )
+
+
+def halt(member: RunMember, status: str) -> None:
+    """End a sandbox-bridged member with ``status`` by cancelling it (the first status wins)."""
+    if member.halted is None:
+        member.halted = status
+    if member.scope is not None:
+        member.scope.cancel()
