@@ -16,14 +16,25 @@ the status the limit or the stop gives it.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from inspect_ai.log import transcript
+from inspect_ai.util import registry_info
 
+from swarm._inspect.private import sample_sandboxes, sandbox_unproxied
 from swarm._run.members import RunMember
-from swarm._spec.roster import Bridge
+from swarm._spec.roster import MEMBER_FIELD, Bridge, MemberSpec
+from swarm.errors import ConfigError
 from swarm.records import INFO_SOURCE
 
-__all__ = ["BridgedCallRefused", "halt", "note_bridged"]
+__all__ = [
+    "NO_SANDBOX_BRIDGE",
+    "BridgedCallRefused",
+    "check_sandbox_bridges",
+    "halt",
+    "note_bridged",
+]
 
 logger = logging.getLogger("swarm")
 
@@ -73,3 +84,62 @@ def halt(member: RunMember, status: str) -> None:
         member.halted = status
     if member.scope is not None:
         member.scope.cancel()
+
+
+NO_SANDBOX_BRIDGE = {
+    # the ``bwrap`` provider (swarm._faces.bwrap), named here: the runtime sits below the faces
+    "bwrap": "every command in a bwrap sandbox runs in pid and network namespaces of its own "
+    "and its processes die with it, and nothing outside /workspace and /tmp is writable, so "
+    "Inspect's sandbox tools (installed under /var/tmp, their server left running) and the "
+    "bridge's proxy cannot run there, nor could the agent's command reach the proxy",
+}
+"""Sandbox providers where ``sandbox_agent_bridge()`` cannot work, and why."""
+
+
+def _provider_name(environment: Any) -> str:
+    kind = type(sandbox_unproxied(environment))
+    try:
+        return str(registry_info(kind).name).rpartition("/")[2]
+    except Exception:
+        return kind.__name__
+
+
+def check_sandbox_bridges(
+    members: Iterable[RunMember], templates: Mapping[str, MemberSpec]
+) -> None:
+    """Refuse, when the run begins, a member or template bridged from its sandbox
+    (``bridged="sandbox"``) whose sample has no sandbox, or whose environment's provider cannot
+    run Inspect's sandbox agent bridge (``NO_SANDBOX_BRIDGE``)."""
+    owners = [
+        (f"member {m.name!r}", m.entry.spec.sandbox_for(m.name))
+        for m in members
+        if m.entry.spec.bridged == "sandbox"
+    ]
+    owners += [
+        (
+            f"template {name!r}",
+            None if t.sandbox is None or MEMBER_FIELD in t.sandbox else t.sandbox,
+        )
+        for name, t in templates.items()
+        if t.bridged == "sandbox"
+    ]
+    if not owners:
+        return
+    found = sample_sandboxes()
+    for who, named in owners:
+        if found is None:
+            raise ConfigError(
+                f"bridged: {who} is bridged from its sandbox (bridged='sandbox') and the sample "
+                "has no sandbox; give the task one (sandbox='docker', or 'local' on a machine "
+                "you trust)"
+            )
+        environments, default = found
+        env = environments.get(named or default, environments[default])
+        provider = _provider_name(env)
+        why = NO_SANDBOX_BRIDGE.get(provider)
+        if why is not None:
+            raise ConfigError(
+                f"bridged: {who} is bridged from its sandbox (bridged='sandbox'), which Inspect "
+                f"0.3.285's sandbox_agent_bridge() cannot do in a {provider!r} sandbox: {why}; "
+                "use sandbox='docker' (or 'local' on a machine you trust)"
+            )
