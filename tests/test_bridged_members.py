@@ -94,10 +94,12 @@ def check_child_run(sample: EvalSample, *, tokens: dict[str, int], calls: int) -
         "no_usage": 0,
         "unpriced": calls,
     }
-    [(model, usage)] = sample.model_usage.items()
-    assert usage.total_tokens == sum(tokens.values()) == ledger(sample)["swarm"]["usage"][
-        "total_tokens"
-    ]
+    [(_, usage)] = sample.model_usage.items()
+    assert (
+        usage.total_tokens
+        == sum(tokens.values())
+        == ledger(sample)["swarm"]["usage"]["total_tokens"]
+    )
     assert ledger(sample)["unattributed"]["total_tokens"] == 0
     # the metrics: null for the bridged member, poll delivery, its channel activity
     rows = by_name(metrics(sample)["members"])
