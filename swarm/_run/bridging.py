@@ -11,6 +11,9 @@ is raised in it, so the swarm never raises one there: a call it would refuse get
 agent reads as its provider's (``BridgedCallRefused``), and a call that reaches a cap, a share
 or a member limit completes, metered; either way the member is then cancelled, and it ends with
 the status the limit or the stop gives it.
+
+When the run begins, a member or template bridged from its sandbox is refused where the bridge
+cannot run: with no sample sandbox, or in a provider ``NO_SANDBOX_BRIDGE`` names (``bwrap``).
 """
 
 from __future__ import annotations
