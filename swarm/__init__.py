@@ -20,6 +20,7 @@ from swarm._hooks.catalog import (
 )
 from swarm._hooks.defaults import first_submission, last_submission
 from swarm._report.counters import CommCounts
+from swarm._run.bridge_tools import BridgeTools, bridge_tools
 from swarm._run.bus import Bus, current_bus
 from swarm._run.identity import current_member
 from swarm._run.sandboxes import member_sandbox
@@ -91,6 +92,7 @@ __all__ = [
     "RESULT_KEY",
     "SPAWNS_KEY",
     "Answer",
+    "BridgeTools",
     "Budget",
     "BwrapConfig",
     "Bus",
@@ -135,6 +137,7 @@ __all__ = [
     "UsageError",
     "WaitNews",
     "__version__",
+    "bridge_tools",
     "channel",
     "check_member_name",
     "member_sandbox",

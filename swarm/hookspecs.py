@@ -233,7 +233,10 @@ def swarm_delivery_mode(view: SwarmView, member: MemberView) -> Delivery | None:
     """Choose how ``member`` learns of channel activity: ``"notify"`` or ``"poll"``.
 
     Stops at first non-None result.  Called once per member, before it starts.  The built-in
-    default returns the member's configured ``delivery`` or ``"notify"``.
+    default returns the member's configured ``delivery``, else ``"poll"`` for a bridged member
+    (``member.bridged``) and ``"notify"`` for any other.  A bridged member cannot get notices:
+    ``"notify"`` for one is logged, written to the transcript as a ``delivery_refused`` info
+    event and replaced by ``"poll"``.
 
     :param view: the run now.
     :param member: the member about to start.

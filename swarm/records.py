@@ -241,6 +241,9 @@ class MemberView:
     delivery: Delivery | None = None
     gate_checks: int = 0
     gate_passes: int = 0
+    # its agent talks to its model through Inspect's agent bridge (declared, or seen at its
+    # first bridged call): it polls, and its tool calls are not the transcript's tool events
+    bridged: bool = False
 
     @property
     def submitted(self) -> bool:

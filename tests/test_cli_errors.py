@@ -314,6 +314,7 @@ def test_topology_check_prints_the_resolved_topology() -> None:
                 "limits": {**no_limits, "turn": 8},
                 "can_spawn": [],
                 "sandbox": None,
+                "bridged": None,
                 "names": ["react-1", "react-2"],
             },
             {
@@ -327,6 +328,7 @@ def test_topology_check_prints_the_resolved_topology() -> None:
                 "limits": no_limits,
                 "can_spawn": [],
                 "sandbox": None,
+                "bridged": None,
                 "names": ["reviewer"],
             },
         ],

@@ -603,7 +603,9 @@ def test_max_spawns_and_the_roster_fit_in_a_swarm(tmp_path: Path) -> None:
 TOPOLOGY_KEYS = (
     "budget, channels, controller, members, on_member_error, sandboxes, spawning, templates"
 )
-MEMBER_KEYS = "agent, args, can_spawn, count, delivery, factory, limits, model, name, role, sandbox"
+MEMBER_KEYS = (
+    "agent, args, bridged, can_spawn, count, delivery, factory, limits, model, name, role, sandbox"
+)
 NO_AGENT = "give a package-qualified name such as 'mypkg/worker', or import the module defining it"
 
 

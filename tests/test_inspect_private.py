@@ -222,3 +222,52 @@ def test_the_sandbox_readers_and_setters_inside_a_sample() -> None:
         "only": ["default"],
     }
     assert private.sample_sandboxes() is None  # outside a sample
+
+
+def test_bridged_call_tells_a_bridged_call_and_its_bridge() -> None:
+    # "sandbox" (a bridged call from Inspect's sandbox service) is pinned by
+    # test_bridged_members' sandbox-bridged member that ends alone at its limit
+    from inspect_ai.agent import AgentState, agent_bridge
+    from inspect_ai.model import ChatMessage, GenerateConfig, modelapi
+    from inspect_ai.tool import ToolChoice, ToolInfo
+
+    from swarm.testing._scripted import ScriptedModelAPI
+
+    seen: list[str | None] = []
+
+    class Probe(ScriptedModelAPI):
+        async def generate(
+            self,
+            input: list[ChatMessage],
+            tools: list[ToolInfo],
+            tool_choice: ToolChoice,
+            config: GenerateConfig,
+        ) -> ModelOutput:
+            seen.append(private.bridged_call())
+            return await super().generate(input, tools, tool_choice, config)
+
+    modelapi(name="test_inspect_private_probe")(lambda: Probe)
+
+    @solver
+    def probe() -> Any:
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            from openai import AsyncOpenAI
+
+            await get_model().generate("plain")
+            async with agent_bridge(AgentState(messages=[])):
+                client = AsyncOpenAI(api_key="unused", base_url="http://unused.invalid/v1")
+                await client.chat.completions.create(
+                    model="inspect", messages=[{"role": "user", "content": "bridged"}]
+                )
+            return state
+
+        return solve
+
+    log = eval(
+        Task(dataset=[Sample(input="x")], solver=probe()),
+        model=get_model("test_inspect_private_probe/probe", memoize=False),
+        display="none",
+    )[0]
+    assert log.status == "success", log.error
+    assert seen == [None, "in_process"]
+    assert private.bridged_call() is None

@@ -386,8 +386,8 @@ def catalog() -> PluginCatalog:
         (
             {"members": [{"factory": "swarm/worker", "name": "a", "sandbx": "x"}]},
             "members[0]: unknown key(s) 'sandbx' (did you mean 'sandbox'?); expected some of "
-            "agent, args, can_spawn, count, delivery, factory, limits, model, name, role, "
-            "sandbox",
+            "agent, args, bridged, can_spawn, count, delivery, factory, limits, model, name, "
+            "role, sandbox",
         ),
     ],
 )

@@ -15,6 +15,7 @@ import pluggy
 
 from swarm.errors import PluginError
 from swarm.records import (
+    INFO_SOURCE,
     Answer,
     Decision,
     Delivery,
@@ -286,12 +287,40 @@ class RunHooks:
         """``swarm_choose_answer``."""
         return self.decide("swarm_choose_answer", Answer, view=view)
 
-    def delivery_mode(self, view: SwarmView, member: MemberView) -> Delivery | None:
-        """``swarm_delivery_mode``; the value must be ``notify`` or ``poll``."""
+    def delivery_mode(self, view: SwarmView, member: MemberView) -> Delivery:
+        """``swarm_delivery_mode``; the value must be ``notify`` or ``poll``.
+
+        A bridged member polls whatever a plugin chose: ``notify`` for one is logged, written
+        to the transcript (an info event of type ``delivery_refused``, one per member it was
+        chosen for) and replaced by ``poll``.  With no decision: ``poll`` for a bridged member,
+        else ``notify``.
+        """
         decided = self.decide("swarm_delivery_mode", str, view=view, member=member)
         if decided is None:
-            return None
+            return "poll" if member.bridged else "notify"
         plugin, mode = decided
+        if mode == "notify" and member.bridged:
+            from inspect_ai.log import transcript
+
+            logger.warning(
+                "swarm: plugin %r chose notify mode for the bridged member %r, which cannot "
+                "get notices (its agent runs its own loop through Inspect's agent bridge); it "
+                "polls",
+                plugin,
+                member.name,
+            )
+            transcript().info(
+                {
+                    "version": 1,
+                    "type": "delivery_refused",
+                    "member": member.name,
+                    "plugin": plugin,
+                    "chosen": "notify",
+                    "delivery": "poll",
+                },
+                source=INFO_SOURCE,
+            )
+            return "poll"
         if mode == "notify":
             return "notify"
         if mode == "poll":

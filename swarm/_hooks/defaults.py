@@ -51,4 +51,4 @@ class KernelDefaults:
 
     @hookimpl(trylast=True)
     def swarm_delivery_mode(self, view: SwarmView, member: MemberView) -> Delivery:
-        return member.delivery or "notify"
+        return member.delivery or ("poll" if member.bridged else "notify")

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import import_module
 from importlib.metadata import version
-from typing import Any
+from typing import Any, Literal
 
 from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.model import ModelUsage
@@ -26,6 +26,7 @@ __all__ = [
     "TESTED_INSPECT",
     "UsageTap",
     "background_owned_by",
+    "bridged_call",
     "current_agent_span_id",
     "current_background_registry",
     "missing_private_api",
@@ -53,6 +54,7 @@ TESTED_INSPECT = "0.3.285"
 # test_inspect_private.py checks the table against the imports below, so it cannot drift)
 PRIVATE_NAMES: dict[str, tuple[str, ...]] = {
     "inspect_ai._util.error": ("PrerequisiteError",),
+    "inspect_ai.agent._bridge.bridge": ("_patch_config",),
     "inspect_ai.agent._deepagent.agent_tool": ("current_background_registry",),
     "inspect_ai._util.registry": (
         "RegistryInfo",
@@ -116,6 +118,25 @@ def background_owned_by(target: Any) -> Iterator[None]:
         yield
     finally:
         background_target.reset(token)
+
+
+def bridged_call() -> Literal["in_process", "sandbox"] | None:
+    """How the model call the calling task is making comes through Inspect's agent bridge:
+    ``"in_process"`` (``agent_bridge()`` patched the SDK client in this task, so an error
+    raised into the call reaches the agent), ``"sandbox"`` (any other bridged request: the
+    sandbox service of ``sandbox_agent_bridge()``, where Inspect turns a limit error into the
+    end of the whole sample), or ``None`` (not bridged).
+
+    Whether a call is bridged is public (``current_agent_bridge_context()``); which bridge it
+    came through is only in the in-process bridge's private patch configuration.
+    """
+    from inspect_ai.agent import current_agent_bridge_context
+
+    if current_agent_bridge_context() is None:
+        return None
+    from inspect_ai.agent._bridge.bridge import _patch_config
+
+    return "in_process" if _patch_config.get().enabled else "sandbox"
 
 
 def sample_model_usage() -> dict[str, ModelUsage]:

@@ -161,6 +161,7 @@ def metrics_from(
             started=m.started,
             ended=m.ended,
             delivery=m.delivery,
+            bridged=m.bridged,
             own_loop_bound=m.own_loop is not None,
             continue_wired=m.continue_wired,
             news_to_own_loop=_news_to(m, outcome.commits, times),

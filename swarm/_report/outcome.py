@@ -38,7 +38,7 @@ class MemberEnd:
     gate_checks: int = 0
     gate_passes: int = 0
     first_pass_time: float | None = None
-    # bridged members are not run by this version: always the default
+    # its agent talked to its model through Inspect's agent bridge (declared, or seen)
     bridged: bool = False
     # the swarm or the sample cancelled the member (calls it had in flight are unknown), also
     # during its background drain, when its status is its agent's

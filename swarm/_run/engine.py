@@ -315,7 +315,7 @@ class SwarmRun:
     def _start(self, m: RunMember) -> None:
         assert self._tg is not None
         self.roster.mark_running(m, self.now())
-        m.delivery = self.hooks.delivery_mode(self.view(), m.view) or "notify"
+        m.delivery = self.hooks.delivery_mode(self.view(), m.view)
         self.activity()
         self.hooks.member_started(self.view(), m.view)
         # every member starts from the run's own context, also one spawned from another

@@ -93,9 +93,10 @@ class MemberRunner:
                 m.scope = scope
                 status = await self._run_owning(m, owner)
             if scope.cancelled_caught:
-                # a hard stop: during the drain the agent's own status is kept
+                # a hard stop: during the drain the agent's own status is kept; a member the
+                # swarm halted in place of raising into its bridged call ends as the limit says
                 m.work_cancelled = True
-                status = m.agent_status or "cancelled"
+                status = m.agent_status or m.halted or "cancelled"
         except BaseException as ex:
             # the run is ending under this member: a sample limit its own call tripped, a
             # plugin's fault, or a cancellation from outside the swarm

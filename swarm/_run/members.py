@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from shortuuid import uuid as shortuuid
 
-from swarm._spec.roster import MemberSpec, RosterEntry
+from swarm._spec.roster import Bridge, MemberSpec, RosterEntry
 from swarm.records import Delivery, MemberInfo, MemberState, MemberView
 
 if TYPE_CHECKING:
@@ -32,7 +32,17 @@ class BackgroundCounts(Protocol):
 
 # the attributes a MemberView shows: changing one makes the view stale
 _VIEWED = frozenset(
-    {"info", "state", "status", "started", "ended", "delivery", "gate_checks", "gate_passes"}
+    {
+        "info",
+        "state",
+        "status",
+        "started",
+        "ended",
+        "delivery",
+        "gate_checks",
+        "gate_passes",
+        "bridged",
+    }
 )
 
 
@@ -45,6 +55,7 @@ class RunMember:
         "agent_state",
         "agent_status",
         "background",
+        "bridged",
         "delivery",
         "done",
         "ended",
@@ -54,6 +65,7 @@ class RunMember:
         "first_pass_time",
         "gate_checks",
         "gate_passes",
+        "halted",
         "info",
         "scope",
         "span_id",
@@ -89,6 +101,12 @@ class RunMember:
         self.background: BackgroundCounts | None = None  # its background work, once it starts
         self.work_cancelled = False  # the swarm cancelled its work (a hard stop, the drain's end)
         self.delivery: Delivery | None = None
+        # how its agent reaches its model through Inspect's agent bridge: as declared, or as
+        # its first bridged call showed (``None``: not bridged)
+        self.bridged: Bridge | None = entry.spec.bridged
+        # the status it ends with when the swarm cancelled it in place of raising into a call
+        # (a sandbox-bridged member's: a limit raised there would end the whole sample)
+        self.halted: str | None = None
         self.span_id = f"swarm-member-{shortuuid()}"
         self.tap: UsageTap | None = None
         # a spawned member's task (its whole input), and whether its parent's end tears it down
@@ -138,6 +156,7 @@ class RunMember:
                 delivery=self.delivery or info.delivery,
                 gate_checks=self.gate_checks,
                 gate_passes=self.gate_passes,
+                bridged=self.bridged is not None,
             )
             object.__setattr__(self, "_view", view)
         return view

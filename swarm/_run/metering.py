@@ -1,7 +1,9 @@
 """Inspect hooks: where swarm-eval meets every model call made inside a swarm.
 
 Inspect awaits these hooks in the task that makes the call, so the context variables say which
-run's usage sink and which member the call belongs to.
+run's usage sink and which member the call belongs to.  A call that comes through Inspect's
+agent bridge marks its member bridged (``bridging``); one from the sandbox service of
+``sandbox_agent_bridge()`` is never raised into: the member is halted instead.
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ from contextvars import ContextVar
 
 from inspect_ai.hooks import BeforeModelGenerate, Hooks, ModelUsageData, hooks
 
-from swarm._accounts.limit_errors import SwarmStopped
+from swarm._accounts.limit_errors import SwarmLimitError, SwarmStopped
+from swarm._inspect.private import bridged_call
+from swarm._run.bridging import BridgedCallRefused, halt, note_bridged
 from swarm._run.bus import bus_context
 from swarm._run.identity import member_context
 from swarm._run.ports import UsageSink
@@ -53,8 +57,14 @@ class SwarmModelHooks(Hooks):
         member = member_context.get()
         if sink is None or member is None:
             return
+        bridge = bridged_call()
+        if bridge is not None:
+            note_bridged(sink.member(member.name), bridge)
         reason = sink.refusal(member.name)
         if reason is not None:
+            if bridge == "sandbox":  # a limit error here would end the whole sample
+                halt(sink.member(member.name), "stopped")
+                raise BridgedCallRefused(reason)
             raise SwarmStopped(reason)
         bus = bus_context.get()
         if bus is not None:  # the call is sent: the tool results and notices in it are seen
@@ -65,4 +75,10 @@ class SwarmModelHooks(Hooks):
         if sink is None:
             return
         member = member_context.get()
-        sink.record_usage(None if member is None else member.name, data.usage)
+        try:
+            sink.record_usage(None if member is None else member.name, data.usage)
+        except SwarmLimitError as ex:
+            if member is None or bridged_call() != "sandbox":
+                raise
+            # metered; the call's output still reaches the agent, which is then ended
+            halt(sink.member(member.name), ex.status)

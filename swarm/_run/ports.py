@@ -65,6 +65,10 @@ class UsageSink(Protocol):
         ended), else ``None``."""
         ...
 
+    def member(self, name: str) -> RunMember:
+        """The member called ``name`` (a bridged call marks it bridged, or halts it)."""
+        ...
+
 
 class MemberHost(Protocol):
     """What a member's task needs of the run: its clock, the member's text, the end of the

@@ -35,6 +35,7 @@ from swarm._inspect.private import (
     use_sandbox,
 )
 from swarm._report.reads import ReadEntry, ReadsTaken
+from swarm._run.bridging import check_sandbox_bridges
 from swarm._run.inotify import Inotify, inotify_available
 from swarm._run.members import RunMember
 from swarm._spec.roster import MEMBER_FIELD, MemberSpec
@@ -108,6 +109,7 @@ class MemberSandboxes:
         """The run begins: find the sample's environments (with ``per_member``, the staging
         area), and check that every environment a member or template names is one of them."""
         listed = list(members)
+        check_sandbox_bridges(listed, templates)
         specs = [*(m.entry.spec for m in listed), *templates.values()]
         self._named = any(spec.sandbox is not None for spec in specs)
         if not self.config.per_member and not self._named:

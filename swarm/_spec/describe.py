@@ -69,6 +69,7 @@ def _member(spec: MemberSpec) -> dict[str, Any]:
         "limits": jsonable(spec.limits),
         "can_spawn": list(spec.can_spawn),
         "sandbox": spec.sandbox,
+        "bridged": spec.bridged,
     }
 
 

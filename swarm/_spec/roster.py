@@ -6,7 +6,7 @@ import inspect
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import attrs
 from inspect_ai.agent import Agent, is_agent
@@ -18,7 +18,9 @@ from swarm.errors import ConfigError
 from swarm.records import Delivery, MemberInfo, MemberLimits
 
 __all__ = [
+    "BRIDGES",
     "MAX_MEMBERS",
+    "Bridge",
     "MemberSpec",
     "RosterEntry",
     "build_agent",
@@ -39,6 +41,12 @@ RELATIONS = frozenset({"parent", "children"})
 by name, and its messages would read as from its recipient's parent."""
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+Bridge = Literal["in_process", "sandbox"]
+"""How a bridged member's agent reaches its model: Inspect's ``agent_bridge()`` in the member's
+own process (``"in_process"``), or ``sandbox_agent_bridge()`` from inside its sandbox."""
+
+BRIDGES: tuple[Bridge, ...] = ("in_process", "sandbox")
 
 MEMBER_FIELD = "{member}"
 """The placeholder in a member's ``sandbox`` that each copy's (or child's) name replaces."""
@@ -62,6 +70,7 @@ class MemberSpec:
     model: str | None = None
     can_spawn: tuple[str, ...] = ()
     sandbox: str | None = None
+    bridged: Bridge | None = None
 
     def sandbox_for(self, name: str) -> str | None:
         """The sample sandbox environment member ``name`` runs in: ``sandbox`` with
@@ -116,6 +125,7 @@ def member(
     model: str | None = None,
     can_spawn: Sequence[str] = (),
     sandbox: str | None = None,
+    bridged: bool | Bridge = False,
 ) -> MemberSpec:
     """A roster entry: ``count`` members running ``agent``.
 
@@ -139,6 +149,12 @@ def member(
             Docker compose service's name): its default and only ``sandbox()``.  ``{member}``
             is replaced by each member's name (``count=2``: ``agent-1``, ``agent-2``).
             ``None``: the sample's environments, as for any Inspect solver.
+        bridged: the agent talks to its model through Inspect's agent bridge: ``True`` (or
+            ``"in_process"``) for a Python agent written against a provider's SDK inside
+            ``agent_bridge()``, ``"sandbox"`` for an agent in the member's sandbox reached
+            with ``sandbox_agent_bridge()``.  A bridged member polls (it cannot be in notify
+            mode) and reaches the channels through ``bridge_tools()``.  A member whose calls
+            come through a bridge is marked bridged when they do, declared or not.
 
     Raises:
         ConfigError: for a bad value, naming the field.
@@ -154,6 +170,7 @@ def member(
         model=model,
         can_spawn=can_spawn,
         sandbox=sandbox,
+        bridged=bridged,
     )
 
 
@@ -169,6 +186,7 @@ def checked_member(
     model: object = None,
     can_spawn: object = (),
     sandbox: object = None,
+    bridged: object = None,
     where: str = "member",
 ) -> MemberSpec:
     """``member()`` for values of any type (from a file or ``-S``), refusing bad ones with
@@ -227,6 +245,7 @@ def checked_member(
         if not isinstance(template, str) or not template:
             raise ConfigError(f"{where}.can_spawn[{i}]: expected a template name, got {template!r}")
     named = None if sandbox is None else _check_sandbox(sandbox, f"{where}.sandbox")
+    bridge = _check_bridged(bridged, delivery, limits, where)
     spec = MemberSpec(
         agent=agent,
         args=dict(args),
@@ -238,10 +257,50 @@ def checked_member(
         model=model,
         can_spawn=tuple(can_spawn),
         sandbox=named,
+        bridged=bridge,
     )
     if factory is not None:
         _check_args(factory, spec, where)
     return spec
+
+
+def _check_bridged(
+    bridged: object, delivery: object, limits: MemberLimits, where: str
+) -> Bridge | None:
+    """How a member is bridged (``None``: it is not), refusing what a bridged member cannot
+    have in Inspect 0.3.285, naming the field."""
+    if bridged is None or bridged is False:
+        return None
+    bridge: Bridge
+    if bridged is True or bridged == "in_process":
+        bridge = "in_process"
+    elif bridged == "sandbox":
+        bridge = "sandbox"
+    else:
+        raise ConfigError(
+            f"{where}.bridged: expected true (or 'in_process': agent_bridge() in this process), "
+            f"'sandbox' (sandbox_agent_bridge() in the member's sandbox) or false, got "
+            f"{shown(bridged)}"
+        )
+    if delivery == "notify":
+        raise ConfigError(
+            f"{where}.delivery: a bridged member cannot be in notify mode: its agent runs its own "
+            "conversation loop through Inspect's agent bridge, so the swarm has no turn boundary "
+            "at which to add a notice (swarm_on_continue() is react's); give delivery 'poll' or "
+            "leave it out (a bridged member polls: it learns of changes from the channel tools' "
+            "results and swarm_wait)"
+        )
+    if bridge == "sandbox":
+        for kind in ("turn", "message"):
+            if getattr(limits, kind) is not None:
+                raise ConfigError(
+                    f"{where}.limits.{kind}: a member bridged from its sandbox cannot have a "
+                    f"{kind} limit: its model calls run in Inspect's sandbox service, where "
+                    f"Inspect 0.3.285 ends the whole sample (not the member) when a {kind} limit "
+                    "is reached; give it token, cost or time limits, which the swarm enforces "
+                    "by ending the member"
+                )
+    return bridge
 
 
 def _check_sandbox(sandbox: object, field: str) -> str:

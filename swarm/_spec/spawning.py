@@ -28,6 +28,7 @@ TEMPLATE_KEYS = {
     "model",
     "can_spawn",
     "sandbox",
+    "bridged",
 }
 
 
@@ -115,6 +116,7 @@ def templates_from(value: object) -> dict[str, MemberSpec]:
             model=item.get("model"),
             can_spawn=item.get("can_spawn") or (),
             sandbox=item.get("sandbox"),
+            bridged=item.get("bridged"),
             where=where,
         )
     return found

@@ -45,6 +45,7 @@ _MEMBER_KEYS = {
     "model",
     "can_spawn",
     "sandbox",
+    "bridged",
 }
 _TOPOLOGY_KEYS = {
     "members",
@@ -145,6 +146,7 @@ def _member_from_mapping(data: Mapping[str, Any], where: str) -> MemberSpec:
         model=data.get("model"),
         can_spawn=data.get("can_spawn") or (),
         sandbox=data.get("sandbox"),
+        bridged=data.get("bridged"),
         where=where,
     )
 
@@ -175,6 +177,7 @@ def _members(value: object) -> tuple[MemberSpec, ...]:
                     model=item.model,
                     can_spawn=item.can_spawn,
                     sandbox=item.sandbox,
+                    bridged=item.bridged,
                     where=where,
                 )
             )
