@@ -576,8 +576,8 @@ def test_the_filesystem_channel_tells_members_where_to_share(log_dir: Path) -> N
     sample = run_scripted(solver, {"*": [submit("42")]}, log_dir)
     [event] = [e for e in sample.events if isinstance(e, ModelEvent)]
     assert event.input[-1].text.split("\n\n")[1] == (
-        "The other members work in the same sandbox at the same time, so files can change under "
-        "you. Share files with them in /srv/team. Read /srv/team/log.md before you start and again as you "
+        "The other members who work in your sandbox work in it at the same time, so files can "
+        "change under you. Share files with them in /srv/team. Read /srv/team/log.md before you start and again as you "
         "work, and append what you learn or decide to its end without changing anyone else's "
         "text. Keep your own work in /scratch/ann/x, which no one else uses."
     )

@@ -1,5 +1,9 @@
 """``filesystem``: a shared directory in the sample's sandbox, by convention only.
 
+It connects the members that work in one sandbox environment: all of them by default; with
+``sandboxes.per_member`` a share group's members, and with named environments the members that
+name the same one.  The preamble says no more than that, so it stays true either way.
+
 No tools and no records: members use whatever file tools they have (``bash()``,
 ``text_editor()``) on the sample's sandbox (``sandbox="local"`` works without Docker).  The
 channel adds instructions to each member's preamble; communication through files is observed
@@ -25,8 +29,8 @@ class Filesystem:
     def swarm_member_instructions(self, view: SwarmView, member: MemberView) -> str:
         scratch = self.scratch.replace("{member}", member.name)
         return (
-            "The other members work in the same sandbox at the same time, so files can change "
-            f"under you. Share files with them in {self.shared}. Read {self.shared}/{self.notes} "
+            "The other members who work in your sandbox work in it at the same time, so files "
+            f"can change under you. Share files with them in {self.shared}. Read {self.shared}/{self.notes} "
             "before you start and again as you work, and append what you learn or decide to "
             f"its end without changing anyone else's text. Keep your own work in {scratch}, "
             "which no one else uses."
