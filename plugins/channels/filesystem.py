@@ -30,8 +30,9 @@ class Filesystem:
         scratch = self.scratch.replace("{member}", member.name)
         return (
             "The other members who work in your sandbox work in it at the same time, so files "
-            f"can change under you. Share files with them in {self.shared}. Read {self.shared}/{self.notes} "
-            "before you start and again as you work, and append what you learn or decide to "
+            f"can change under you. Share files with them in {self.shared}. Read "
+            f"{self.shared}/{self.notes} before you start and again as you work, and append "
+            "what you learn or decide to "
             f"its end without changing anyone else's text. Keep your own work in {scratch}, "
             "which no one else uses."
         )
