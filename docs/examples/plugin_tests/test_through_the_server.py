@@ -8,12 +8,11 @@ from swarm.testing import run_eval
 
 
 def test_a_rate_limited_call_is_one_errored_attempt(scripted_server, swarm_log_dir) -> None:
+    rate_limit = {"status": 429, "retry_after": 0.01}  # the client retries in 10 ms
     scripted_server.load(
         {
             "fast": [{"submit": "42", "usage": [100, 10]}],
-            "limited": [
-                {"submit": "42", "usage": [100, 10], "faults": [{"status": 429, "retry_after": 0.01}]}
-            ],
+            "limited": [{"submit": "42", "usage": [100, 10], "faults": [rate_limit]}],
         }
     )
     log = run_eval(
