@@ -32,8 +32,8 @@ def cli() -> None:
 
     A swarm is many agents working on one sample at once; run it from Inspect with
     `inspect eval TASK --solver swarm/swarm -S ...`.  These commands run a keyless demo,
-    check topology files, list plugins and draw a swarm's timeline from a log.  Each
-    command's --help has examples.
+    check topology files, list plugins, draw a swarm's timeline from a log and serve
+    scripts as an OpenAI-compatible API.  Each command's --help has examples.
 
     \b
     Examples:
