@@ -147,3 +147,6 @@ class Mode:
     """The task's sandbox provider (None: no sandbox)."""
     files: Callable[[int], Mapping[str, str]] | None = None
     """The sample's files at n (None: none)."""
+    server: bool = False
+    """Run on Inspect's ``openai-api`` provider and the scripted server (``swarm
+    scripted-server``, in a process of its own) instead of the in-process ``swarm/scripted``."""

@@ -196,6 +196,10 @@ COMPARISONS: list[tuple[str, str, str]] = [
     ("fanout-bwrap", "fanout-local", "what isolating every member costs (no target)"),
     ("swarm-background", "floor-background", "metering background work: time <= 1.05"),
     ("swarm-background", "swarm", "the same work in the background, in a swarm (no target)"),
+    # the provider path: Inspect's openai-api provider and the scripted server over HTTP
+    ("swarm-server", "swarm", "what the scripted model leaves out of 'swarm' (no target)"),
+    ("floor-server", "floor", "what the scripted model leaves out of the floor (no target)"),
+    ("swarm-server", "floor-server", "the swarm over the provider path (no target)"),
     # the anatomy: swarm-shm over the same run with one part taken away
     ("swarm-shm", "shm-no-wait", "anatomy: swarm_wait in every tool list"),
     ("swarm-shm", "shm-poll", "anatomy: notices"),
@@ -203,6 +207,7 @@ COMPARISONS: list[tuple[str, str, str]] = [
     ("swarm-shm", "shm-no-status", "anatomy: status lines in write results"),
 ]
 PAIRED = {
+    "swarm-server": "floor-server",
     "fanout": "floor-fanout",
     "swarm-shm": "floor-shm",
     "fanout-bwrap": "fanout-local",

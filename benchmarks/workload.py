@@ -23,15 +23,17 @@ This module imports nothing heavy at the top, so ``run.py`` can read ``MODES`` c
 """
 
 import argparse
+import contextlib
 import functools
 import json
 import os
 import resource
+import subprocess
 import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 # -- the shared model behaviour ----------------------------------------------------------------
@@ -302,6 +304,22 @@ def _anatomy(what: str, build: Any, check: Any) -> Mode:
 
 
 MODES: dict[str, Mode] = {
+    "floor-server": Mode(
+        description="the floor's agents on Inspect's openai-api provider and the scripted "
+        "server (its own process, on the loopback): the provider path with no swarm",
+        build=build_floor,
+        server=True,
+        requires="openai",
+        install_hint="pip install openai  (Inspect's openai-api provider needs it)",
+    ),
+    "swarm-server": Mode(
+        description="'swarm' on Inspect's openai-api provider and the scripted server (its own "
+        "process, on the loopback): HTTP, the OpenAI client, response parsing, pricing",
+        build=build_swarm,
+        server=True,
+        requires="openai",
+        install_hint="pip install openai  (Inspect's openai-api provider needs it)",
+    ),
     "floor": Mode(
         description="n react() agents in one anyio task group in a solver, no swarm (the floor)",
         build=build_floor,
@@ -427,6 +445,42 @@ def _tool_calls(sample: Any, tool: str) -> tuple[int, int] | None:
     return ok, failed
 
 
+@contextlib.contextmanager
+def scripted_server(scripts: Mapping[str, Any]) -> Iterator[Any]:
+    """``swarm scripted-server`` playing ``scripts`` in a process of its own (so the eval's time,
+    CPU and memory are its own, as with a remote API), and the ``openai-api`` model pointed at
+    it, with Inspect's retries bounded (none are needed: the script has no faults)."""
+    from inspect_ai.model import GenerateConfig, get_model
+
+    with tempfile.TemporaryDirectory(prefix="swarm-bench-server-") as folder:
+        path = os.path.join(folder, "scripts.json")
+        with open(path, "w") as f:
+            json.dump(scripts, f)
+        command = os.path.join(os.path.dirname(sys.executable), "swarm")
+        server = subprocess.Popen(
+            [command, "scripted-server", "--scripts", path, "--port", "0"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        try:
+            assert server.stdout is not None
+            first = server.stdout.readline()  # "serving 1 script(s) on http://127.0.0.1:N/v1"
+            if " on " not in first:
+                raise RuntimeError(f"the scripted server did not start: {first!r}")
+            url = first.rsplit(" on ", 1)[1].strip()
+            yield get_model(
+                "openai-api/scripted/bench",
+                base_url=url,
+                api_key="scripted",
+                config=GenerateConfig(max_retries=2, timeout=600),
+                memoize=False,
+            )
+        finally:
+            server.terminate()
+            server.wait(30)
+
+
 def measure(mode_name: str, n: int, k: int, profile: str | None = None) -> dict[str, Any]:
     """Run W(n, k) in ``mode_name`` once and return its measurements."""
     from inspect_ai import Task, eval
@@ -442,7 +496,13 @@ def measure(mode_name: str, n: int, k: int, profile: str | None = None) -> dict[
         scorer=includes(),
         sandbox=mode.sandbox,
     )
-    with tempfile.TemporaryDirectory(prefix="swarm-bench-") as log_dir:
+    with contextlib.ExitStack() as stack:
+        log_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="swarm-bench-"))
+        if mode.server:
+            model: Any = stack.enter_context(scripted_server(mode.script(n, k)))
+            model_args: dict[str, Any] = {}
+        else:
+            model, model_args = "swarm/scripted", {"scripts": dict(mode.script(n, k))}
         profiler = None
         if profile:
             import cProfile
@@ -452,8 +512,8 @@ def measure(mode_name: str, n: int, k: int, profile: str | None = None) -> dict[
         t0, c0 = time.perf_counter(), time.process_time()
         logs = eval(
             task,
-            model="swarm/scripted",
-            model_args={"scripts": dict(mode.script(n, k))},
+            model=model,
+            model_args=model_args,
             display="none",
             log_dir=log_dir,
             max_connections=1000,

@@ -268,7 +268,7 @@ def test_the_command_list_shows_whole_descriptions() -> None:
     result = CliRunner().invoke(cli, ["--help"], terminal_width=80)
     assert result.exit_code == 0, result.output
     listed = result.output.split("Commands:\n", 1)[1]
-    assert set(top) == {"demo", "fanout", "plugins", "timeline", "topology"}
+    assert set(top) == {"demo", "fanout", "plugins", "scripted-server", "timeline", "topology"}
     for name, command in top.items():
         assert command.short_help and not command.short_help.endswith("...")
         assert re.search(rf"^  {name} +{re.escape(command.short_help)}$", listed, re.M), listed

@@ -1,5 +1,5 @@
-"""The ``swarm`` command: ``plugins``, ``demo``, ``timeline``, ``topology check``, and the
-commands plugins add (``swarm_register_commands``, such as ``fanout``).
+"""The ``swarm`` command: ``plugins``, ``demo``, ``scripted-server``, ``timeline``,
+``topology check``, and the commands plugins add (``swarm_register_commands``, such as ``fanout``).
 
 Errors a person can act on (a bad topology, a broken plugin, a missing provider package) are
 printed as one message on stderr with exit status 1, never as a traceback; wrong usage of the
@@ -17,6 +17,7 @@ from swarm._inspect.private import PrerequisiteError
 from swarm.cli._demo import demo
 from swarm.cli._errors import install_inspect_excepthook, show_error
 from swarm.cli._plugins import plugin_rows, plugins
+from swarm.cli._server import scripted_server
 from swarm.cli._timeline import timeline
 from swarm.cli._topology import topology
 from swarm.errors import SwarmError, UsageError
@@ -31,8 +32,8 @@ def cli() -> None:
 
     A swarm is many agents working on one sample at once; run it from Inspect with
     `inspect eval TASK --solver swarm/swarm -S ...`.  These commands run a keyless demo,
-    check topology files, list plugins and draw a swarm's timeline from a log.  Each
-    command's --help has examples.
+    check topology files, list plugins, draw a swarm's timeline from a log and serve
+    scripts as an OpenAI-compatible API.  Each command's --help has examples.
 
     \b
     Examples:
@@ -40,10 +41,11 @@ def cli() -> None:
       swarm topology check topology.yaml
       swarm plugins
       swarm timeline logs/run.eval -o run.html
+      swarm scripted-server --scripts scripts.yaml
     """
 
 
-for _command in (demo, plugins, timeline, topology):
+for _command in (demo, plugins, scripted_server, timeline, topology):
     cli.add_command(_command)
 
 

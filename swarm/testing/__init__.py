@@ -1,8 +1,10 @@
-"""Testing helpers for swarm-eval and its plugin authors: the scripted model and eval runners."""
+"""Testing helpers for swarm-eval and its plugin authors: the scripted model, the scripted
+server and eval runners."""
 
 from __future__ import annotations
 
 from swarm.testing._runner import run_eval, scripted_model
+from swarm.testing._script import Fault, StepUsage
 from swarm.testing._scripted import (
     ScriptedModelAPI,
     ScriptedModelError,
@@ -13,11 +15,16 @@ from swarm.testing._scripted import (
     reply,
     submit,
 )
+from swarm.testing._server import Attempt, ScriptedServer
 
 __all__ = [
+    "Attempt",
+    "Fault",
     "ScriptedModelAPI",
     "ScriptedModelError",
+    "ScriptedServer",
     "Step",
+    "StepUsage",
     "call",
     "fail",
     "pause",

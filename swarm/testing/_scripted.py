@@ -17,19 +17,12 @@ offered, and otherwise replies with it.
 
 from __future__ import annotations
 
-import fnmatch
-import json
-import re
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import anyio
-import attrs
-import yaml
 from inspect_ai.model import (
     ChatMessage,
-    ChatMessageAssistant,
     GenerateConfig,
     ModelAPI,
     ModelOutput,
@@ -40,6 +33,17 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 
 from swarm._run.identity import current_member
 from swarm.errors import ConfigError
+from swarm.testing._script import (
+    Said,
+    Scripts,
+    Step,
+    StepUsage,
+    call,
+    fail,
+    pause,
+    reply,
+    submit,
+)
 
 __all__ = [
     "ScriptedModelAPI",
@@ -52,115 +56,35 @@ __all__ = [
     "submit",
 ]
 
-_YOU_ARE = re.compile(r"You are ([^\s,]+),")
-_STEP_KEYS = {"tool", "args", "reply", "submit", "fail", "sleep", "usage"}
-
 
 class ScriptedModelError(RuntimeError):
     """Raised by a ``fail`` step: a model call that errors."""
 
 
-@attrs.frozen(kw_only=True)
-class Step:
-    """One scripted model turn.  Exactly one of ``tool``, ``reply``, ``submit``, ``fail``.
-
-    ``sleep`` seconds pass before the turn completes; ``usage`` overrides the computed
-    (input, output) token counts.
-    """
-
-    tool: str | None = None
-    args: Mapping[str, Any] = attrs.field(factory=dict)
-    reply: str | None = None
-    submit: str | None = None
-    fail: str | None = None
-    sleep: float = 0.0
-    usage: tuple[int, int] | None = None
-
-    def __attrs_post_init__(self) -> None:
-        kinds = [k for k in ("tool", "reply", "submit", "fail") if getattr(self, k) is not None]
-        if len(kinds) != 1:
-            raise ConfigError(
-                "script step: give exactly one of tool, reply, submit, fail "
-                f"(got {kinds or 'none'})"
-            )
-
-
-def call(tool: str, /, **args: Any) -> Step:
-    """A step that calls ``tool`` with ``args``."""
-    return Step(tool=tool, args=args)
-
-
-def reply(text: str) -> Step:
-    """A step that answers with ``text`` and calls no tool."""
-    return Step(reply=text)
-
-
-def submit(answer: str) -> Step:
-    """A step that calls the ``submit`` tool with ``answer``."""
-    return Step(submit=answer)
-
-
-def fail(message: str) -> Step:
-    """A step whose model call raises ``ScriptedModelError(message)``."""
-    return Step(fail=message)
-
-
-def pause(seconds: float, step: Step) -> Step:
-    """``step``, completing only after ``seconds``."""
-    return attrs.evolve(step, sleep=seconds)
-
-
-def _step_from(data: object, where: str) -> Step:
-    if isinstance(data, Step):
-        return data
-    if not isinstance(data, Mapping):
-        raise ConfigError(
-            f"{where}: expected a step mapping such as {{submit: '42'}}, got {data!r}"
+def said(messages: Sequence[ChatMessage]) -> list[Said]:
+    """Inspect's messages as scripts see them."""
+    return [
+        Said(
+            m.role,
+            m.text,
+            tuple((tc.function, tc.arguments) for tc in getattr(m, "tool_calls", None) or []),
         )
-    extra = sorted(set(data) - _STEP_KEYS)
-    if extra:
-        raise ConfigError(f"{where}: unknown key(s) {extra}; expected some of {sorted(_STEP_KEYS)}")
-    usage = data.get("usage")
-    return Step(
-        tool=data.get("tool"),
-        args=dict(data.get("args") or {}),
-        reply=data.get("reply"),
-        submit=None if data.get("submit") is None else str(data["submit"]),
-        fail=data.get("fail"),
-        sleep=float(data.get("sleep", 0.0)),
-        usage=None if usage is None else (int(usage[0]), int(usage[1])),
+        for m in messages
+    ]
+
+
+def model_usage(usage: StepUsage | None) -> ModelUsage | None:
+    """A step's usage as Inspect's ``ModelUsage`` (``None`` for none)."""
+    if usage is None:
+        return None
+    return ModelUsage(
+        input_tokens=usage.input,
+        output_tokens=usage.output,
+        total_tokens=usage.total,
+        input_tokens_cache_read=usage.cache_read,
+        input_tokens_cache_write=usage.cache_write,
+        reasoning_tokens=usage.reasoning,
     )
-
-
-def load_scripts(value: object) -> dict[str, tuple[Step, ...]]:
-    """Scripts from a mapping, a YAML/JSON string, or the path of a YAML/JSON file."""
-    if value is None:
-        return {}
-    if isinstance(value, str | Path):
-        text = str(value)
-        path = Path(text)
-        if "\n" not in text and path.suffix in (".yaml", ".yml", ".json") and path.exists():
-            text = path.read_text()
-        value = yaml.safe_load(text)
-    if not isinstance(value, Mapping):
-        raise ConfigError(f"scripts: expected a mapping of member name to steps, got {value!r}")
-    scripts: dict[str, tuple[Step, ...]] = {}
-    for key, steps in value.items():
-        if not isinstance(steps, Sequence) or isinstance(steps, str):
-            raise ConfigError(f"scripts[{key!r}]: expected a list of steps")
-        scripts[str(key)] = tuple(
-            _step_from(s, f"scripts[{key!r}][{i}]") for i, s in enumerate(steps)
-        )
-    return scripts
-
-
-def _message_chars(messages: Sequence[ChatMessage]) -> int:
-    total = 0
-    for m in messages:
-        total += len(m.text)
-        for tc in getattr(m, "tool_calls", None) or []:
-            total += len(tc.function) + len(json.dumps(tc.arguments, sort_keys=True))
-    return total
 
 
 class ScriptedModelAPI(ModelAPI):
@@ -192,18 +116,14 @@ class ScriptedModelAPI(ModelAPI):
                 f"swarm/scripted: unknown model args {sorted(model_args)}; expected scripts, "
                 "answer, delay"
             )
-        self.scripts = load_scripts(scripts)
-        self.answer = str(answer)
+        self.played = Scripts(scripts, answer)
+        self.scripts = self.played.scripts
+        self.answer = self.played.answer
         self.delay = float(delay)
 
     def script_for(self, member: str | None) -> tuple[Step, ...]:
         """The steps of ``member``: an exact key, else the first matching glob, else none."""
-        if member is not None and member in self.scripts:
-            return self.scripts[member]
-        for pattern, steps in self.scripts.items():
-            if member is not None and fnmatch.fnmatchcase(member, pattern):
-                return steps
-        return self.scripts.get("*", ())
+        return self.played.script_for(member)
 
     async def generate(
         self,
@@ -212,35 +132,20 @@ class ScriptedModelAPI(ModelAPI):
         tool_choice: ToolChoice,
         config: GenerateConfig,
     ) -> ModelOutput:
-        member = _script_key(input)
-        turn = sum(1 for m in input if isinstance(m, ChatMessageAssistant))
-        steps = self.script_for(member)
-        step = steps[turn] if turn < len(steps) else self._default(tools)
-        if self.delay or step.sleep:
-            await anyio.sleep(self.delay + step.sleep)
-        if step.fail is not None:
-            raise ScriptedModelError(step.fail)
-        if step.tool is not None:
-            out = ModelOutput.for_tool_call(self.model_name, step.tool, dict(step.args), content="")
-        elif step.submit is not None:
-            out = ModelOutput.for_tool_call(
-                self.model_name, "submit", {"answer": step.submit}, content=""
-            )
+        info = current_member()
+        turn = self.played.turn(
+            said(input), [t.name for t in tools], None if info is None else info.name
+        )
+        if self.delay or turn.sleep:
+            await anyio.sleep(self.delay + turn.sleep)
+        if turn.fail is not None:
+            raise ScriptedModelError(turn.fail)
+        if turn.tool is not None:
+            out = ModelOutput.for_tool_call(self.model_name, turn.tool, dict(turn.args), content="")
         else:
-            out = ModelOutput.from_content(self.model_name, step.reply or "")
-        in_tokens, out_tokens = step.usage or (
-            max(1, _message_chars(input) // 4),
-            max(1, _message_chars([out.message]) // 4),
-        )
-        out.usage = ModelUsage(
-            input_tokens=in_tokens, output_tokens=out_tokens, total_tokens=in_tokens + out_tokens
-        )
+            out = ModelOutput.from_content(self.model_name, turn.text)
+        out.usage = model_usage(turn.usage)
         return out
-
-    def _default(self, tools: list[ToolInfo]) -> Step:
-        if any(t.name == "submit" for t in tools):
-            return Step(submit=self.answer)
-        return Step(reply=self.answer)
 
     def should_retry(self, ex: Exception) -> bool:
         return False
@@ -254,23 +159,3 @@ def _scripted_api() -> type[ModelAPI]:
     # registered through a factory, so ``ScriptedModelAPI`` stays a class (to subclass: a test
     # model with a native ``compact()``, say) rather than Inspect's registration wrapper
     return ScriptedModelAPI
-
-
-def _script_key(messages: Sequence[ChatMessage]) -> str | None:
-    named = None
-    for m in messages:
-        if m.role == "user":
-            found = _YOU_ARE.search(m.text)
-            if found:
-                named = found.group(1)
-                break
-    info = current_member()
-    if info is None:
-        return named
-    if named == info.name:
-        return info.name
-    for m in messages:  # a subagent whose own system prompt names it: "<member>/<name>"
-        found = _YOU_ARE.search(m.text) if m.role == "system" else None
-        if found and found.group(1) != info.name:
-            return f"{info.name}/{found.group(1)}"
-    return f"{info.name}/sub"

@@ -2,20 +2,26 @@
 
 - ``swarm_plugins``: a fresh ``PluginCatalog`` with every installed plugin, for one test;
 - ``swarm_log_dir``: a temporary Inspect log directory;
-- ``scripted``: the ``scripted_model`` factory.
+- ``scripted``: the ``scripted_model`` factory;
+- ``scripted_server``: the scripted OpenAI-compatible server on the loopback, with no scripts
+  and an empty log, and ``SCRIPTED_BASE_URL``/``SCRIPTED_API_KEY`` set for the test (one server
+  per test session, ``scripted_server_shared``, stopped when the session ends).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from inspect_ai.model import Model
 
 from swarm._hooks.catalog import PluginCatalog
 from swarm.testing._runner import scripted_model
+
+if TYPE_CHECKING:  # the server (uvicorn, starlette) is imported only by a test that uses it
+    from swarm.testing._server import ScriptedServer
 
 
 @pytest.fixture
@@ -40,3 +46,27 @@ def scripted() -> Callable[..., Model]:
         return scripted_model(*args, **kwargs)
 
     return make
+
+
+@pytest.fixture(scope="session")
+def scripted_server_shared() -> Iterator[ScriptedServer]:
+    """The session's scripted server, started on a free loopback port and stopped at the end."""
+    from swarm.testing._server import ScriptedServer
+
+    with ScriptedServer() as server:
+        yield server
+
+
+@pytest.fixture
+def scripted_server(
+    scripted_server_shared: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> ScriptedServer:
+    """The scripted server with no scripts and an empty log (``load()`` gives it scripts), and
+    the ``openai-api/scripted/...`` provider's environment pointed at it for this test."""
+    from swarm.testing._server import SERVICE
+
+    server = scripted_server_shared
+    server.load()
+    monkeypatch.setenv(f"{SERVICE.upper()}_BASE_URL", server.base_url)
+    monkeypatch.setenv(f"{SERVICE.upper()}_API_KEY", SERVICE)
+    return server

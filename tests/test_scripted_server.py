@@ -1,0 +1,306 @@
+"""The scripted server: how it keys a request, plays a step's faults attempt by attempt, answers
+in OpenAI's format (streamed or not) with the step's usage, and logs every attempt; the same
+script semantics as the in-process model (one piece of code); the fixture and the command."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from inspect_ai.agent import react
+from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser, ToolCall
+
+from swarm import ConfigError, UsageError, member, swarm
+from swarm.testing import ScriptedServer, Step, StepUsage, run_eval
+from swarm.testing._script import Scripts, script_key
+from swarm.testing._scripted import said
+from swarm.testing._server import completion_usage, said_from_openai
+
+SCRIPTS = {
+    "a": [
+        {"tool": "noop", "args": {"i": 1}, "usage": [100, 10]},
+        {"submit": "42", "usage": {"input": 80, "output": 12, "cache_read": 300, "reasoning": 4}},
+    ],
+    "*/sub": [{"reply": "sub report", "usage": [7, 3]}],
+    "*/researcher": [{"reply": "found it", "usage": [9, 1]}],
+    "flaky": [
+        {
+            "reply": "at last",
+            "usage": [20, 2],
+            "faults": [{"status": 429, "retry_after": 0.01}, 503, "drop", {"slow": 0.05}],
+        }
+    ],
+}
+
+
+def post(server: ScriptedServer, messages: list[dict[str, Any]], **body: Any) -> httpx.Response:
+    with httpx.Client(timeout=10) as client:
+        return client.post(
+            f"{server.base_url}/chat/completions",
+            json={"model": "m", "messages": messages, **body},
+        )
+
+
+def preamble(name: str) -> dict[str, str]:
+    return {"role": "user", "content": f"You are {name}, one of 2 agents in a swarm."}
+
+
+def test_the_server_keys_a_request_by_the_preamble_and_subagents_by_their_system_prompt(
+    scripted_server: ScriptedServer,
+) -> None:
+    scripted_server.load(SCRIPTS)
+    task = {"role": "user", "content": "What is 6 * 7?"}
+    post(scripted_server, [task, preamble("a")])
+    post(scripted_server, [{"role": "developer", "content": "You are researcher, a helper."}, task])
+    post(scripted_server, [task])
+    assert [(a.key, a.index, a.usage) for a in scripted_server.attempts] == [
+        ("a", 0, StepUsage(input=100, output=10)),
+        ("/researcher", 0, StepUsage(input=9, output=1)),
+        ("/sub", 0, StepUsage(input=7, output=3)),
+    ]
+
+
+def test_a_tool_call_and_a_submit_with_cache_and_reasoning_tokens_in_openai_form(
+    scripted_server: ScriptedServer,
+) -> None:
+    scripted_server.load(SCRIPTS)
+    first = post(scripted_server, [preamble("a")]).json()
+    assert first["choices"][0]["message"]["tool_calls"][0]["function"] == {
+        "name": "noop",
+        "arguments": '{"i": 1}',
+    }
+    assert first["choices"][0]["finish_reason"] == "tool_calls"
+    assert first["usage"] == {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
+    second = post(
+        scripted_server,
+        [preamble("a"), first["choices"][0]["message"], {"role": "tool", "content": "ok"}],
+    ).json()
+    assert second["choices"][0]["message"]["tool_calls"][0]["function"] == {
+        "name": "submit",
+        "arguments": '{"answer": "42"}',
+    }
+    # the prompt counts the cached tokens, the completion the reasoning tokens
+    assert second["usage"] == {
+        "prompt_tokens": 380,
+        "completion_tokens": 12,
+        "total_tokens": 392,
+        "prompt_tokens_details": {"cached_tokens": 300},
+        "completion_tokens_details": {"reasoning_tokens": 4},
+    }
+
+
+def test_faults_are_played_one_per_attempt_then_the_answer(
+    scripted_server: ScriptedServer,
+) -> None:
+    scripted_server.load(SCRIPTS)
+    messages = [preamble("flaky")]
+    limited = post(scripted_server, messages)
+    assert limited.status_code == 429
+    assert (limited.headers["retry-after"], limited.headers["retry-after-ms"]) == ("1", "10")
+    assert limited.json()["error"]["type"] == "rate_limit_error"
+    assert post(scripted_server, messages).status_code == 503
+    with pytest.raises(httpx.RemoteProtocolError):
+        post(scripted_server, messages)
+    with httpx.Client(timeout=0.01) as client, pytest.raises(httpx.ReadTimeout):
+        client.post(f"{scripted_server.base_url}/chat/completions", json={"messages": messages})
+    answer = post(scripted_server, messages)
+    assert answer.json()["choices"][0]["message"]["content"] == "at last"
+    deadline = time.monotonic() + 5
+    while not all(a.done for a in scripted_server.attempts) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert [
+        (a.attempt, a.fault, a.status, a.delivered, a.usage) for a in scripted_server.attempts
+    ] == [
+        (1, "429", 429, True, None),
+        (2, "503", 503, True, None),
+        (3, "drop", None, False, None),
+        (4, "slow", None, False, None),  # the client had gone when the answer was due
+        (5, None, 200, True, StepUsage(input=20, output=2)),
+    ]
+    # another conversation of the same member is another call: its faults start again
+    assert (
+        post(scripted_server, [*messages, {"role": "user", "content": "again"}]).status_code == 429
+    )
+
+
+def test_a_streamed_answer_carries_the_usage_when_asked(scripted_server: ScriptedServer) -> None:
+    scripted_server.load(SCRIPTS)
+    body = {"stream": True, "stream_options": {"include_usage": True}}
+    response = post(scripted_server, [preamble("a")], **body)
+    events = [
+        json.loads(line[len("data: ") :])
+        for line in response.text.splitlines()
+        if line.startswith("data: {")
+    ]
+    assert response.text.endswith("data: [DONE]\n\n")
+    arguments = "".join(
+        tc["function"].get("arguments", "")
+        for e in events
+        for c in e["choices"]
+        for tc in c["delta"].get("tool_calls", [])
+    )
+    assert arguments == '{"i": 1}'
+    assert events[-1]["usage"] == {
+        "prompt_tokens": 100,
+        "completion_tokens": 10,
+        "total_tokens": 110,
+    }
+    post(scripted_server, [preamble("a")], stream=True)  # no usage asked for: none sent
+    assert [(a.stream, a.usage) for a in scripted_server.attempts] == [
+        (True, StepUsage(input=100, output=10)),
+        (True, None),
+    ]
+
+
+def test_a_fail_step_is_a_400_the_client_does_not_retry(scripted_server: ScriptedServer) -> None:
+    scripted_server.load({"*": [{"fail": "model API down"}]})
+    response = post(scripted_server, [preamble("x")])
+    assert (response.status_code, response.json()["error"]["message"]) == (400, "model API down")
+
+
+def test_the_server_and_the_in_process_model_play_the_same_turn() -> None:
+    """One piece of code: the server's view of the OpenAI messages and the in-process model's
+    view of Inspect's messages give the same key, step and usage (the default usage too)."""
+    scripts = Scripts({"a": [Step(reply="thinking"), Step(tool="noop", args={"i": 2})]})
+    inspect_messages = [
+        ChatMessageSystem(content="Be brief."),
+        ChatMessageUser(content="You are a, one of 2 agents."),
+        ChatMessageAssistant(
+            content="", tool_calls=[ToolCall(id="c1", function="noop", arguments={"i": 1})]
+        ),
+    ]
+    openai_messages = [
+        {"role": "developer", "content": "Be brief."},
+        {"role": "user", "content": [{"type": "text", "text": "You are a, one of 2 agents."}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "noop", "arguments": '{"i":1}'},
+                }
+            ],
+        },
+    ]
+    in_process = scripts.turn(said(inspect_messages), ["noop"], member="a")
+    served = scripts.turn(said_from_openai(openai_messages), ["noop"], member="")
+    assert in_process == served
+    assert (served.key, served.index, served.tool, served.usage) == (
+        "a",
+        1,
+        "noop",
+        StepUsage(input=(9 + 27 + 4 + 8) // 4, output=(4 + 8) // 4),
+    )
+
+
+def test_script_keys_in_process_and_on_the_server() -> None:
+    from swarm.testing._script import Said
+
+    member_own = [Said("user", "You are a, one of 2 agents.")]
+    subagent = [Said("system", "You are researcher, a helper."), Said("user", "look")]
+    bare = [Said("user", "look")]
+    assert [script_key(m, "a") for m in (member_own, subagent, bare)] == [
+        "a",
+        "a/researcher",
+        "a/sub",
+    ]
+    assert [script_key(m, "") for m in (member_own, subagent, bare)] == ["a", "/researcher", "/sub"]
+    assert [script_key(m, None) for m in (member_own, subagent, bare)] == ["a", None, None]
+
+
+def test_usage_for_openai_counts_cache_writes_in_the_prompt() -> None:
+    usage = StepUsage(input=10, output=5, cache_write=40)
+    assert completion_usage(usage) == {
+        "prompt_tokens": 50,
+        "completion_tokens": 5,
+        "total_tokens": 55,
+        "prompt_tokens_details": {"cache_write_tokens": 40},
+    }
+    assert usage.total == 55
+
+
+def test_bad_faults_are_config_errors_naming_the_step() -> None:
+    with pytest.raises(ConfigError) as info:
+        Scripts({"a": [{"reply": "x", "faults": [{"status": 200}]}]})
+    assert str(info.value) == (
+        "scripts['a'][0]: faults: status: expected an HTTP error status (400-599), got 200"
+    )
+    with pytest.raises(ConfigError) as info:
+        Scripts({"a": [{"reply": "x", "faults": ["slow"]}]})
+    assert str(info.value).startswith("scripts['a'][0]: faults[0]: expected an HTTP status (429)")
+    with pytest.raises(ConfigError) as info:
+        Scripts({"a": [{"reply": "x", "usage": {"input": 1}}]})
+    assert str(info.value) == (
+        "scripts['a'][0]: usage: expected input and output (and optionally cache_read, "
+        "cache_write, reasoning), got ['input']"
+    )
+
+
+def test_the_fixture_points_the_openai_api_provider_at_the_server(
+    scripted_server: ScriptedServer, tmp_path: Any
+) -> None:
+    assert os.environ["SCRIPTED_BASE_URL"] == scripted_server.base_url
+    scripted_server.load({"solo": [{"submit": "42", "usage": [50, 5]}]})
+    log = run_eval(
+        swarm(members=[member(react, name="solo")]),
+        model="openai-api/scripted/model",
+        log_dir=tmp_path,
+        max_retries=1,
+    )
+    assert log.status == "success"
+    [sample] = log.samples or []
+    assert sample.output.completion == "42"
+    assert sample.model_usage["openai-api/scripted/model"].total_tokens == 55
+    assert [(a.key, a.status) for a in scripted_server.attempts] == [("solo", 200)]
+
+
+def test_the_command_serves_a_scripts_file_on_the_loopback(tmp_path: Any) -> None:
+    scripts = tmp_path / "scripts.yaml"
+    scripts.write_text("'*':\n  - {reply: hello, usage: [3, 1]}\n")
+    process = subprocess.Popen(
+        [
+            str(Path(sys.executable).with_name("swarm")),
+            "scripted-server",
+            "--scripts",
+            str(scripts),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline()
+        url = first.split(" on ")[1].strip()
+        assert first == f"serving 1 script(s) on {url}\n"
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/v1")
+        assert process.stdout.readline() == f"export SCRIPTED_BASE_URL={url}\n"
+        assert process.stdout.readline() == "export SCRIPTED_API_KEY=scripted\n"
+        response = httpx.post(
+            f"{url}/chat/completions", json={"messages": [{"role": "user", "content": "hi"}]}
+        )
+        assert response.json()["choices"][0]["message"]["content"] == "hello"
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def test_the_command_refuses_a_scripts_file_of_another_kind(tmp_path: Any) -> None:
+    from click.testing import CliRunner
+
+    from swarm.cli import cli
+
+    result = CliRunner().invoke(cli, ["scripted-server", "--scripts", "scripts.txt"])
+    assert isinstance(result.exception, UsageError)
+    assert str(result.exception) == (
+        "--scripts: expected a .yaml, .yml or .json file, got 'scripts.txt'"
+    )
