@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import anyio
 import pytest
 from inspect_ai.agent import Agent, AgentState, agent
-from inspect_ai.event import InfoEvent, ModelEvent, SpanBeginEvent
+from inspect_ai.event import InfoEvent, ModelEvent, SpanBeginEvent, SpanEndEvent
 from inspect_ai.log import EvalSample
 from inspect_ai.model import ModelOutput, get_model
 from inspect_ai.util import background, span
@@ -24,6 +24,7 @@ from swarm._run.background import BackgroundOwner
 from swarm._run.engine import SwarmRun
 from swarm._run.waits import waits_context
 from swarm.testing import Step
+from swarm.timeline import timeline
 from tests.helpers import Clock, by_name, ledger, metrics, run_scripted
 
 pytestmark = pytest.mark.timeout(60)
@@ -131,6 +132,15 @@ def member_model_tokens(sample: EvalSample, name: str) -> int:
     )
 
 
+def span_of(sample: EvalSample, name: str = "starter") -> str:
+    """The id of member ``name``'s own agent span."""
+    return next(
+        e.id
+        for e in sample.events
+        if isinstance(e, SpanBeginEvent) and e.name == name and e.type == "agent"
+    )
+
+
 def test_background_calls_are_the_members_and_a_stop_cancels_the_running_one(
     tmp_path: Path,
 ) -> None:
@@ -180,6 +190,20 @@ def test_work_that_finishes_in_the_drain_is_metered_and_nothing_is_cancelled(
     assert member_model_tokens(sample, "starter") == 660
     assert (s["status"], s["cancelled"]) == ("submitted", False)
     assert (s["background_started"], s["background_cancelled"]) == (2, 0)
+    # the timeline draws the call made in the drain, after the agent's span closed, whole on
+    # the starter's lane (not cut at the span's end)
+    lane = next(x for x in timeline(sample).run.lanes if x.name == "starter")
+    assert len(lane.model_calls) == 4
+    span_end = next(
+        e.timestamp
+        for e in sample.events
+        if isinstance(e, SpanEndEvent) and e.id == span_of(sample)
+    )
+    drained = [e for e in sample.events if isinstance(e, ModelEvent) and e.timestamp > span_end]
+    assert len(drained) == 1 and drained[0].completed is not None
+    last = max(lane.model_calls, key=lambda c: c.start)
+    took = (drained[0].completed - drained[0].timestamp).total_seconds()
+    assert last.end_recorded and last.end - last.start == pytest.approx(took, abs=1e-6)
 
 
 def test_work_left_at_the_end_of_the_drain_is_cancelled_and_the_status_kept(
