@@ -308,3 +308,31 @@ def test_a_lone_surrogate_is_refused_at_the_bus_and_never_recorded(log_dir: Path
     assert comm["rejections"] == {"invalid": 2}
     assert comm["records"] == 0
     assert comm["listings"] == 1
+
+
+def test_a_scripted_log_can_be_scored_again(tmp_path: Path) -> None:
+    # the log's model arguments hold the steps as plain data (they were None before), so
+    # Inspect's score(), which makes the model again from them as `inspect score` does, reads
+    # the script back instead of failing on scripts['*'][0]
+    from inspect_ai import score
+    from inspect_ai.log import read_eval_log
+    from inspect_ai.scorer import match
+
+    from swarm.testing import Step, StepUsage
+    from swarm.testing._script import load_scripts
+
+    steps = [
+        call("noop", i=1),
+        pause(0.01, Step(reply="hm", usage=StepUsage(input=7, output=3, cache_read=2))),
+        Step(submit="42", faults=(429, "drop"), no_usage=True),
+    ]
+    log = run_eval(
+        swarm(members=[member("swarm/worker")]),
+        model=scripted_model({"*": steps}),
+        log_dir=tmp_path / "logs",
+    )
+    args = read_eval_log(log.location, header_only=True).eval.model_args
+    assert load_scripts(args["scripts"]) == {"*": tuple(steps)}
+    scored = score(read_eval_log(log.location), match(), action="overwrite", display="none")
+    assert scored.results is not None
+    assert [s.name for s in scored.results.scores] == ["match"]

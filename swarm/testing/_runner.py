@@ -27,11 +27,20 @@ def scripted_model(
     """A ``swarm/scripted`` model following ``scripts``.
 
     ``scripts`` maps member names (or globs) to steps; it may also be YAML text or the path of
-    a YAML/JSON file with that mapping.
+    a YAML/JSON file with that mapping.  Steps are passed on as plain mappings
+    (``Step.as_data()``), so the log's model arguments hold the whole script and ``inspect
+    score`` on the log can make the model again.
     """
+    if not isinstance(scripts, str):  # plain data: the log's model arguments keep it
+        scripts = {
+            key: [s.as_data() if isinstance(s, Step) else s for s in steps]
+            if isinstance(steps, list | tuple)
+            else steps  # load_scripts refuses it, naming the key
+            for key, steps in (scripts or {}).items()
+        }
     return get_model(
         "swarm/scripted",
-        scripts=scripts if isinstance(scripts, str) else dict(scripts or {}),
+        scripts=scripts,
         answer=answer,
         delay=delay,
         memoize=False,

@@ -200,6 +200,29 @@ class Step:
     no_usage: bool = False
     faults: tuple[Fault, ...] = attrs.field(default=(), converter=_faults)
 
+    def as_data(self) -> dict[str, Any]:
+        """The step as a plain mapping a script may give (its fields that differ from the
+        defaults), which reads back as the same step: JSON-ready, so a log's model arguments
+        keep it and ``inspect score`` can make the model again."""
+        data: dict[str, Any] = {}
+        for key in ("tool", "reply", "submit", "fail"):
+            if getattr(self, key) is not None:
+                data[key] = getattr(self, key)
+        if self.args:
+            data["args"] = dict(self.args)
+        if self.sleep:
+            data["sleep"] = self.sleep
+        if self.usage is not None:
+            data["usage"] = {k: v for k, v in attrs.asdict(self.usage).items() if v is not None}
+        if self.no_usage:
+            data["no_usage"] = True
+        if self.faults:
+            data["faults"] = [
+                {k: v for k, v in attrs.asdict(f).items() if v not in (None, False)}
+                for f in self.faults
+            ]
+        return data
+
     def __attrs_post_init__(self) -> None:
         kinds = [k for k in ("tool", "reply", "submit", "fail") if getattr(self, k) is not None]
         if len(kinds) != 1:
