@@ -31,7 +31,7 @@ def _ks(text: str) -> list[int]:
         raise UsageError(f"--k: expected numbers separated by commas, got {text!r}") from None
 
 
-@click.command(short_help="Run a swarm against one agent and k attempts at the same budget.")
+@click.command(short_help="Run a swarm, one agent and k attempts at one budget.")
 @click.argument("task")
 @click.option("--model", required=True, help="Inspect model (swarm/noisy needs no key).")
 @click.option("--budget", type=int, required=True, help="Tokens per sample for every arm.")

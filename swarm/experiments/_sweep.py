@@ -110,7 +110,14 @@ def flow_spec(experiment: Experiment, log_dir: str, arms: Sequence[str] | None =
         execution_type="inproc",
         options=FlowOptions(log_dir_allow_dirty=True, display="none"),
         tasks=[
-            FlowTask(name=ARM_TASK, args=experiment.task_args_of(arm), model=model)
+            # the factory makes the task and the name keeps the arm's, so that a log Flow
+            # writes is the eval set's log of the same arm (Flow renames a task to `name`)
+            FlowTask(
+                name=arm.name,
+                factory=ARM_TASK,
+                args=experiment.task_args_of(arm),
+                model=model,
+            )
             for arm in chosen
         ],
     )
