@@ -12,7 +12,7 @@ exactly from the seed.
 Model args: ``seed`` (any integer, 0), ``skill`` (a probability, or a mapping of member name or
 glob to probability, ``"*"`` for the rest; 0.6), ``spread`` (how far a sample moves a member's
 probability, either way; 0.3), ``steps`` (the most calls a member needs, each number from 1 to
-it equally likely; 6), ``tokens`` (``[input, output]`` per call; ``[80, 20]``), ``delay``
+it equally likely; 10), ``tokens`` (``[input, output]`` per call; ``[16, 4]``), ``delay``
 (seconds per call; 0).  Its price is nominal: $1 and $2 per million input and output tokens.
 """
 
@@ -71,8 +71,8 @@ class NoisyModelAPI(ScriptedModelAPI):
         seed: int = 0,
         skill: float | Mapping[str, float] = 0.6,
         spread: float = 0.3,
-        steps: int = 6,
-        tokens: Sequence[int] = (80, 20),
+        steps: int = 10,
+        tokens: Sequence[int] = (16, 4),
         delay: float = 0.0,
         **model_args: Any,
     ) -> None:
