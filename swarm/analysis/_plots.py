@@ -90,6 +90,19 @@ def _frontier_figure(table: ArmTable) -> Any:
     return fig
 
 
+def _team_curve(
+    ax: Any, start: list[tuple[int, float]], rows: list[ArmRow], style: str, kind: str, label: str
+) -> None:
+    """One arm kind's team accuracy against k, from the single agent's point at k = 1."""
+    ax.plot(
+        [k for k, _ in start] + [r.k for r in rows],
+        [a for _, a in start] + [r.team for r in rows],
+        style,
+        color=_COLOURS[kind],
+        label=label,
+    )
+
+
 def _k_figure(table: ArmTable) -> Any:
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
@@ -99,14 +112,7 @@ def _k_figure(table: ArmTable) -> Any:
     if single:
         ax.axhline(single[0].accuracy, color=_COLOURS["single"], lw=1, label="single agent at B")
     if attempts:
-        ks = [k for k, _ in start] + [r.k for r in attempts]
-        ax.plot(
-            ks,
-            [a for _, a in start] + [r.team for r in attempts],
-            "o-",
-            color=_COLOURS["attempts"],
-            label="k attempts at B/k: pass@k",
-        )
+        _team_curve(ax, start, attempts, "o-", "attempts", "k attempts at B/k: pass@k")
         ax.plot(
             [r.k for r in attempts],
             [r.accuracy for r in attempts],
@@ -121,14 +127,7 @@ def _k_figure(table: ArmTable) -> Any:
             swarms.setdefault(r.arm.rsplit("-", 1)[0], []).append(r)
     for name, rows in swarms.items():
         rows = sorted(rows, key=lambda r: r.k)
-        ks = [k for k, _ in start] + [r.k for r in rows]
-        ax.plot(
-            ks,
-            [a for _, a in start] + [r.team for r in rows],
-            "s-",
-            color=_COLOURS["swarm"],
-            label=f"{name} of k at B: team",
-        )
+        _team_curve(ax, start, rows, "s-", "swarm", f"{name} of k at B: team")
         if all(r.best_at_k is not None for r in rows):
             ax.plot(
                 [r.k for r in rows],
