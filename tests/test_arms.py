@@ -64,6 +64,25 @@ def test_an_experiment_has_the_single_agent_then_attempts_and_a_swarm_for_each_k
     ]
 
 
+def test_a_deepagent_with_k_background_subagents_is_an_arm_of_its_own(tmp_path: Path) -> None:
+    e = experiment(k=[1, 2], task_args={"samples": 2}, subagents=True)
+    assert [a.name for a in e.arms()] == ["single", "attempts-2", "swarm-2", "subagents-2"]
+    assert arm_topology(e.arms()[3], "react", 0.05) == {
+        "members": {"factory": "swarm/deepagent", "name": "lead", "args": {"background": 2}},
+        "budget": {"reserve": 0.05},
+    }
+    assert run_arms(e, tmp_path).success
+    row = arm_table(tmp_path).row("subagents-2")
+    d = direct(row.log)
+    assert (row.kind, row.k, row.samples, row.epochs) == ("subagents", 2, 2, 1)
+    assert row.tokens == sum(d["spent"].values()) / 2 and row.within_budget
+    assert row.team == row.accuracy == sum(d["values"]) / 2
+    assert (
+        read_eval_log(row.log).samples[0].store["inspect_swarm:result"]["members"][0]["name"]
+        == "lead"
+    )
+
+
 def test_an_arms_budget_is_its_sample_limit_and_the_swarm_caps_derive_from_it() -> None:
     swarm4 = Arm(kind="swarm", k=4, budget=240)
     assert arm_topology(swarm4, "react", 0.05) == {

@@ -357,7 +357,7 @@ def arm_table(log_dir: str | Path, scorer: str | None = None) -> ArmTable:
     the newest log of each, read into an ``ArmRow``, and the scaling fits.  ``scorer``: the
     score to read (default: each sample's first score other than ``member_scores``)."""
     logs = {log.eval.task: log for log in _newest_logs(log_dir)}
-    order = {"single": 0, "attempts": 1, "swarm": 2}
+    order = {"single": 0, "attempts": 1, "swarm": 2, "subagents": 3}
     rows = sorted(
         (_row(log, scorer) for log in logs.values()),
         key=lambda r: (r.k, order.get(r.kind, 3), r.arm),

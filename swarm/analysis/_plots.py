@@ -24,7 +24,12 @@ if TYPE_CHECKING:
 
 __all__ = ["Comparison", "comparison_figures", "frontier", "write_comparison"]
 
-_COLOURS = {"single": "#1b6ca8", "attempts": "#d1741a", "swarm": "#2b8a3e"}
+_COLOURS = {
+    "single": "#1b6ca8",
+    "attempts": "#d1741a",
+    "swarm": "#2b8a3e",
+    "subagents": "#7b3fa0",
+}
 
 
 def _pyplot() -> Any:
@@ -137,6 +142,9 @@ def _k_figure(table: ArmTable) -> Any:
                 alpha=0.6,
                 label=f"{name}: best member",
             )
+    subagents = sorted((r for r in table.rows if r.kind == "subagents"), key=lambda r: r.k)
+    if subagents:
+        _team_curve(ax, start, subagents, "^-", "subagents", "deepagent with k subagents at B")
     ax.set_xscale("log", base=2)
     ticks = sorted({1, *(r.k for r in table.rows)})
     ax.set_xticks(ticks, [str(k) for k in ticks])

@@ -39,6 +39,7 @@ def _ks(text: str) -> list[int]:
 @click.option("--log-dir", default="logs/arms", show_default=True, help="The sweep's logs.")
 @click.option("--topology", multiple=True, help="A swarm topology file (repeatable).")
 @click.option("--agent", default="react", show_default=True, help="The member's @agent.")
+@click.option("--subagents", is_flag=True, help="Add a deepagent with k background subagents.")
 @click.option("-M", "model_args", multiple=True, help="A model arg, key=value.")
 @click.option("-T", "task_args", multiple=True, help="A task arg, key=value.")
 @click.option("--flow-spec", help="Where to write the Flow spec [default: LOG_DIR/flow.yaml].")
@@ -53,6 +54,7 @@ def arms(
     log_dir: str,
     topology: tuple[str, ...],
     agent: str,
+    subagents: bool,
     model_args: tuple[str, ...],
     task_args: tuple[str, ...],
     flow_spec: str | None,
@@ -63,7 +65,8 @@ def arms(
     """Run the arms of a budget-matched experiment on TASK (an Inspect task name, file.py or
     file.py@name): one agent at BUDGET tokens per sample; for each k > 1, k independent
     attempts at BUDGET / k each (k epochs) and a swarm of k at BUDGET (for each --topology
-    file, else k --agent members).  They run as one Inspect eval set in LOG_DIR: run the
+    file, else k --agent members), and with --subagents one swarm/deepagent at BUDGET that may
+    run k background subagents.  They run as one Inspect eval set in LOG_DIR: run the
     command again and only the arms without a complete log run (an interrupted sweep goes on;
     an edited topology reruns its own arms).  The same arms are written as an Inspect Flow
     spec, to run elsewhere with `flow run`.  Then the table of `swarm compare` is printed.
@@ -86,6 +89,7 @@ def arms(
         model_args=_pairs(model_args, "-M"),
         agent=agent,
         topologies=topology,
+        subagents=subagents,
     )
     Path(log_dir).mkdir(parents=True, exist_ok=True)
     spec = write_flow_spec(experiment, flow_spec or Path(log_dir) / "flow.yaml", log_dir)

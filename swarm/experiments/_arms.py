@@ -2,7 +2,8 @@
 
 An ``Experiment`` is a task, a model, a budget ``B`` in tokens per sample and a list of ``k``.
 Its arms: the single agent at ``B``; for each ``k`` > 1, ``k`` independent attempts at ``B / k``
-each (``k`` epochs of one agent) and, for each topology, a swarm of ``k`` at ``B``.  Each arm is
+each (``k`` epochs of one agent), for each topology a swarm of ``k`` at ``B``, and optionally a
+deepagent at ``B`` with ``k`` background subagents.  Each arm is
 one call of the ``swarm/swarm_arm`` task (``_task.py``) with JSON arguments, so the same arm is
 the same Inspect task in an eval set, in a Flow spec and in a log.
 """
@@ -21,8 +22,8 @@ from swarm.errors import ConfigError
 
 __all__ = ["ARM_KINDS", "Arm", "Experiment", "topology_name"]
 
-ArmKind = Literal["single", "attempts", "swarm"]
-ARM_KINDS: tuple[ArmKind, ...] = ("single", "attempts", "swarm")
+ArmKind = Literal["single", "attempts", "swarm", "subagents"]
+ARM_KINDS: tuple[ArmKind, ...] = ("single", "attempts", "swarm", "subagents")
 
 
 def topology_name(path: str | None) -> str:
@@ -54,11 +55,12 @@ class Arm:
 
     @property
     def name(self) -> str:
-        """``single``, ``attempts-4``, ``swarm-4`` (default topology) or ``swarm-ring-4``."""
+        """``single``, ``attempts-4``, ``swarm-4`` (default topology), ``swarm-ring-4`` or
+        ``subagents-4``."""
         if self.kind == "single":
             return "single"
-        if self.kind == "attempts":
-            return f"attempts-{self.k}"
+        if self.kind in ("attempts", "subagents"):
+            return f"{self.kind}-{self.k}"
         named = topology_name(self.topology)
         return f"swarm-{self.k}" if named == "default" else f"swarm-{named}-{self.k}"
 
@@ -101,7 +103,8 @@ class Experiment:
     per sample), the numbers of agents ``k``, the member ``agent`` (an ``@agent`` name) of the
     single agent, the attempts and the default swarm, and the swarm ``topologies`` (files; none:
     ``k`` ``agent`` members under the ``leaderless`` controller, every member finishing, the
-    budget split equally)."""
+    budget split equally).  With ``subagents``, each ``k`` also gets one ``swarm/deepagent``
+    member at ``B`` that may run ``k`` background subagents at once."""
 
     task: str
     model: str
@@ -112,6 +115,7 @@ class Experiment:
     agent: str = "react"
     topologies: tuple[str, ...] = attrs.field(default=(), converter=_paths)
     reserve: float = 0.05
+    subagents: bool = False
 
     def __attrs_post_init__(self) -> None:
         for k in self.k:
@@ -130,6 +134,8 @@ class Experiment:
             found.append(Arm(kind="attempts", k=k, budget=self.budget))
             for topology in self.topologies or (None,):
                 found.append(Arm(kind="swarm", k=k, budget=self.budget, topology=topology))
+            if self.subagents:
+                found.append(Arm(kind="subagents", k=k, budget=self.budget))
         return found
 
     def task_args_of(self, arm: Arm) -> dict[str, Any]:

@@ -93,10 +93,20 @@ def arm_topology(
     arm: Arm, agent: str, reserve: float, topology: str | None = None
 ) -> dict[str, Any]:
     """The swarm configuration of ``arm``: one ``agent`` member for the single agent and the
-    attempts; for a swarm, the ``topology`` file with ``k`` members (its one member entry's
+    attempts; one ``swarm/deepagent`` member running at most ``k`` background subagents for
+    ``subagents``; for a swarm, the ``topology`` file with ``k`` members (its one member entry's
     ``count`` set to ``k``, or entries whose counts add up to ``k``), else ``k`` ``agent``
     members, every one finishing, the budget split equally.  The token and cost caps are the
     arm's: a file that sets ``budget.tokens`` or ``budget.cost`` is refused."""
+    if arm.kind == "subagents":
+        return {
+            "members": {
+                "factory": "swarm/deepagent",
+                "name": "lead",
+                "args": {"background": arm.k},
+            },
+            "budget": {"reserve": reserve},
+        }
     if arm.kind != "swarm":
         return {
             "members": {"factory": agent, "name": "worker"},
@@ -149,7 +159,8 @@ def swarm_arm(
 ) -> Task:
     """One arm of a budget-matched experiment on ``task``: ``arm`` is ``single`` (one
     ``agent`` at ``budget`` tokens per sample), ``attempts`` (``k`` epochs of one agent at
-    ``budget / k``) or ``swarm`` (``k`` members at ``budget``, from ``topology``).
+    ``budget / k``), ``swarm`` (``k`` members at ``budget``, from ``topology``)
+    or ``subagents`` (one deepagent at ``budget`` with at most ``k`` background subagents).
     ``topology_digest`` is the file's content digest: it only makes an edited file a new
     task."""
     if arm not in ARM_KINDS:
