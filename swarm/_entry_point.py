@@ -2,8 +2,9 @@
 
 ``swarm/swarm`` (the agent), ``swarm/worker`` and ``swarm/deepagent`` (members wired to the
 channels),
-``swarm/calculator_worker`` and ``swarm/swarm_demo`` (the demo),
-the ``swarm/scripted`` model, and the ``bwrap`` sandbox provider (``swarm._faces.bwrap``).
+``swarm/calculator_worker`` and ``swarm/swarm_demo`` (the demo), ``swarm/swarm_arm`` and
+``swarm/arms_demo`` (experiments), the ``swarm/scripted`` and ``swarm/noisy`` models,
+and the ``bwrap`` sandbox provider (``swarm._faces.bwrap``).
 
 Inspect names an object from an installed package ``<package>/<name>``.  From an *editable*
 install of a distribution whose name (``swarm-eval``) differs from its package (``swarm``) it
@@ -28,14 +29,15 @@ from swarm._faces.worker import worker
 from swarm._inspect.private import register_as, unshadow_inspect_name
 from swarm.cli import install_inspect_excepthook
 from swarm.demo import calculator_worker, swarm_demo
-from swarm.testing import _scripted  # noqa: F401  (registers swarm/scripted)
+from swarm.experiments import arms_demo, swarm_arm
+from swarm.testing import _noisy, _scripted  # noqa: F401  (register swarm/scripted, swarm/noisy)
 
 PACKAGE = "swarm"
 
 # swarm-eval's configuration and plugin errors end `inspect eval` as one message on stderr
 install_inspect_excepthook()
 
-for _obj in (swarm, worker, deepagent_member, calculator_worker, swarm_demo):
+for _obj in (swarm, worker, deepagent_member, calculator_worker, swarm_demo, swarm_arm, arms_demo):
     _name = registry_info(_obj).name
     if "/" not in _name:
         register_as(_obj, f"{PACKAGE}/{_name}")

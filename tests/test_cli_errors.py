@@ -69,8 +69,8 @@ def no_traceback(done: subprocess.CompletedProcess[str]) -> None:
         (
             ["-S", "members={factory: react}", "--model", "swarm/scripted2"],
             "plain",
-            "ConfigError: unknown model 'swarm/scripted2': swarm-eval provides one model, "
-            "'swarm/scripted' (did you mean it?)",
+            "ConfigError: unknown model 'swarm/scripted2': swarm-eval provides 'swarm/scripted' "
+            "and 'swarm/noisy' (did you mean 'swarm/scripted'?)",
         ),
         (
             # issue 21: was a TypeError's 200-line traceback
@@ -217,8 +217,8 @@ def test_swarm_demo_says_why_an_unknown_swarm_model_failed(tmp_path: Path) -> No
     done = run(str(BIN / "swarm"), "demo", "--model", "swarm/scripted2", cwd=tmp_path)
     assert done.returncode == 1
     assert done.stderr == (
-        "error: unknown model 'swarm/scripted2': swarm-eval provides one model, "
-        "'swarm/scripted' (did you mean it?)\n"
+        "error: unknown model 'swarm/scripted2': swarm-eval provides 'swarm/scripted' and "
+        "'swarm/noisy' (did you mean 'swarm/scripted'?)\n"
     )
     no_traceback(done)
 
@@ -268,7 +268,16 @@ def test_the_command_list_shows_whole_descriptions() -> None:
     result = CliRunner().invoke(cli, ["--help"], terminal_width=80)
     assert result.exit_code == 0, result.output
     listed = result.output.split("Commands:\n", 1)[1]
-    assert set(top) == {"demo", "fanout", "plugins", "scripted-server", "timeline", "topology"}
+    assert set(top) == {
+        "arms",
+        "compare",
+        "demo",
+        "fanout",
+        "plugins",
+        "scripted-server",
+        "timeline",
+        "topology",
+    }
     for name, command in top.items():
         assert command.short_help and not command.short_help.endswith("...")
         assert re.search(rf"^  {name} +{re.escape(command.short_help)}$", listed, re.M), listed

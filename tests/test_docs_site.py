@@ -15,6 +15,7 @@ import pytest
 import swarm
 import swarm.analysis
 import swarm.errors
+import swarm.experiments
 import swarm.records
 import swarm.testing
 import swarm.timeline
@@ -28,6 +29,7 @@ REFERENCE = {
     swarm.errors: "reference/errors",
     swarm.testing: "reference/testing",
     swarm.analysis: "reference/analysis",
+    swarm.experiments: "reference/experiments",
     swarm.timeline: "reference/timeline",
 }
 

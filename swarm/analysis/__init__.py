@@ -11,11 +11,23 @@
 - the models are the ones the records are written through (one schema per record), so they
   have exactly the stored fields;
 - ``swarm_evidence(sample, kind=None)``: the run's evidence of channel activity (every write,
-  view, notice line and wait: ids and sizes, never text), in order.
+  view, notice line and wait: ids and sizes, never text), in order;
+- ``arm_table(log_dir)``: an experiment's arms (``swarm arms``), one ``ArmRow`` each
+  (realized tokens and cost, accuracy and its interval, pass@k, pass^k, cost per success,
+  within budget) and the scaling fits (``ScalingFit``); ``comparison_figures`` draws them.
 """
 
 from __future__ import annotations
 
+from swarm.analysis._arms import (
+    ArmRow,
+    ArmTable,
+    ScalingFit,
+    arm_table,
+    pass_at_k,
+    pass_hat_k,
+    sample_cost,
+)
 from swarm.analysis._columns import SwarmColumns, require_dataframes
 from swarm.analysis._evidence import swarm_evidence
 from swarm.analysis._ledger import (
@@ -29,6 +41,7 @@ from swarm.analysis._ledger import (
     Usage,
     swarm_ledger,
 )
+from swarm.analysis._plots import Comparison, comparison_figures, frontier, write_comparison
 from swarm.analysis._spawns import (
     MessageLog,
     MessageLogEntry,
@@ -46,6 +59,17 @@ from swarm.analysis._spawns import (
 )
 
 __all__ = [
+    "ArmRow",
+    "ArmTable",
+    "ScalingFit",
+    "Comparison",
+    "arm_table",
+    "comparison_figures",
+    "frontier",
+    "write_comparison",
+    "pass_at_k",
+    "pass_hat_k",
+    "sample_cost",
     "LedgerBudget",
     "Calls",
     "LedgerCaps",

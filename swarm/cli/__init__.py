@@ -1,4 +1,5 @@
-"""The ``swarm`` command: ``plugins``, ``demo``, ``scripted-server``, ``timeline``,
+"""The ``swarm`` command: ``plugins``, ``demo``, ``arms``, ``compare``, ``scripted-server``,
+``timeline``,
 ``topology check``, and the commands plugins add (``swarm_register_commands``, such as ``fanout``).
 
 Errors a person can act on (a bad topology, a broken plugin, a missing provider package) are
@@ -14,6 +15,7 @@ import click
 
 from swarm._hooks.catalog import plugin_catalog
 from swarm._inspect.private import PrerequisiteError
+from swarm.cli._arms import arms, compare
 from swarm.cli._demo import demo
 from swarm.cli._errors import install_inspect_excepthook, show_error
 from swarm.cli._plugins import plugin_rows, plugins
@@ -32,12 +34,15 @@ def cli() -> None:
 
     A swarm is many agents working on one sample at once; run it from Inspect with
     `inspect eval TASK --solver swarm/swarm -S ...`.  These commands run a keyless demo,
-    check topology files, list plugins, draw a swarm's timeline from a log and serve
-    scripts as an OpenAI-compatible API.  Each command's --help has examples.
+    check topology files, list plugins, draw a swarm's timeline from a log, serve scripts as
+    an OpenAI-compatible API, and run and compare a swarm against one agent at the same
+    budget.  Each command's --help has examples.
 
     \b
     Examples:
       swarm demo
+      swarm arms swarm/arms_demo --model swarm/noisy --budget 240 --k 1,2,4
+      swarm compare logs/arms
       swarm topology check topology.yaml
       swarm plugins
       swarm timeline logs/run.eval -o run.html
@@ -45,7 +50,7 @@ def cli() -> None:
     """
 
 
-for _command in (demo, plugins, scripted_server, timeline, topology):
+for _command in (demo, arms, compare, plugins, scripted_server, timeline, topology):
     cli.add_command(_command)
 
 

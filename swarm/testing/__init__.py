@@ -3,6 +3,7 @@ server and eval runners."""
 
 from __future__ import annotations
 
+from swarm.testing._noisy import NoisyModelAPI
 from swarm.testing._runner import run_eval, scripted_model
 from swarm.testing._script import Fault, StepUsage
 from swarm.testing._scripted import (
@@ -20,6 +21,7 @@ from swarm.testing._server import Attempt, ScriptedServer
 __all__ = [
     "Attempt",
     "Fault",
+    "NoisyModelAPI",
     "ScriptedModelAPI",
     "ScriptedModelError",
     "ScriptedServer",

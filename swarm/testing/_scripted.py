@@ -17,8 +17,9 @@ offered, and otherwise replies with it.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import anyio
 from inspect_ai.model import (
@@ -107,9 +108,12 @@ class ScriptedModelAPI(ModelAPI):
     ) -> None:
         super().__init__(model_name, base_url, api_key, [], config)
         if type(self) is ScriptedModelAPI and model_name != "scripted":  # subclasses: any name
+            names = ["scripted", *sorted(MODEL_VARIANTS)]
+            closest = difflib.get_close_matches(model_name, names, n=1, cutoff=0.0)[0]
+            provided = " and ".join(f"'swarm/{n}'" for n in names)
             raise ConfigError(
-                f"unknown model 'swarm/{model_name}': swarm-eval provides one model, "
-                "'swarm/scripted' (did you mean it?)"
+                f"unknown model 'swarm/{model_name}': swarm-eval provides {provided} "
+                f"(did you mean 'swarm/{closest}'?)"
             )
         if model_args:
             raise ConfigError(
@@ -154,8 +158,20 @@ class ScriptedModelAPI(ModelAPI):
         return max(1, len(text) // 4)
 
 
+MODEL_VARIANTS: dict[str, type[ScriptedModelAPI]] = {}
+"""The other models under ``swarm/`` by name (``noisy``: ``swarm.testing._noisy``), each a
+subclass that registers itself here when its module is imported."""
+
+
+def _swarm_model(model_name: str, **args: Any) -> ModelAPI:
+    """``swarm/<model_name>``: a registered variant, else the scripted model (which refuses
+    any name but ``scripted``)."""
+    return MODEL_VARIANTS.get(model_name, ScriptedModelAPI)(model_name, **args)
+
+
 @modelapi(name="swarm")
 def _scripted_api() -> type[ModelAPI]:
     # registered through a factory, so ``ScriptedModelAPI`` stays a class (to subclass: a test
-    # model with a native ``compact()``, say) rather than Inspect's registration wrapper
-    return ScriptedModelAPI
+    # model with a native ``compact()``, say) rather than Inspect's registration wrapper; Inspect
+    # only calls what it returns, so the factory can pick the class by model name
+    return cast(type[ModelAPI], _swarm_model)

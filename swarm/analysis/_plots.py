@@ -1,0 +1,202 @@
+"""The comparison's pictures: the accuracy/cost frontier and accuracy against k.
+
+Drawn with matplotlib (the ``swarm-eval[experiments]`` extra), which renders PNG offline with
+no browser; inspect-viz draws in a browser (its PNG export needs one), so it does not serve a
+command that must write a picture on a machine without one.  ``comparison_figures`` returns
+the matplotlib figures for a notebook; ``write_comparison`` writes both PNGs and one
+self-contained HTML page (the table and the pictures inlined).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from swarm.errors import UsageError
+
+if TYPE_CHECKING:
+    from swarm.analysis._arms import ArmRow, ArmTable
+
+__all__ = ["Comparison", "comparison_figures", "frontier", "write_comparison"]
+
+_COLOURS = {
+    "single": "#1b6ca8",
+    "attempts": "#d1741a",
+    "swarm": "#2b8a3e",
+    "subagents": "#7b3fa0",
+}
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg", force=False)
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise UsageError(
+            "the comparison's pictures need matplotlib: pip install 'swarm-eval[experiments]'"
+        ) from None
+    return plt
+
+
+def frontier(rows: tuple[ArmRow, ...] | list[ArmRow]) -> list[ArmRow]:
+    """The arms no other arm beats on both realized tokens and team accuracy, cheapest
+    first."""
+    found = []
+    for r in rows:
+        beaten = any(
+            o is not r
+            and o.tokens <= r.tokens
+            and o.team >= r.team
+            and (o.tokens < r.tokens or o.team > r.team)
+            for o in rows
+        )
+        if not beaten:
+            found.append(r)
+    return sorted(found, key=lambda r: (r.tokens, r.team))
+
+
+def _frontier_figure(table: ArmTable) -> Any:
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    for r in table.rows:
+        colour = _COLOURS.get(r.kind, "#555555")
+        errors = None
+        if r.team == r.accuracy:
+            errors = [[r.team - r.ci_lower], [r.ci_upper - r.team]]
+        ax.errorbar(
+            r.tokens,
+            r.team,
+            yerr=errors,
+            fmt="o",
+            color=colour,
+            ecolor=colour,
+            alpha=0.9,
+            capsize=3,
+            markeredgecolor="black" if r.within_budget else "red",
+        )
+        ax.annotate(r.arm, (r.tokens, r.team), textcoords="offset points", xytext=(5, 4))
+    best = frontier(table.rows)
+    ax.plot([r.tokens for r in best], [r.team for r in best], "--", color="#888888", lw=1)
+    budgets = sorted({r.budget for r in table.rows})
+    for b in budgets:
+        ax.axvline(b, color="#bbbbbb", lw=1, ls=":")
+    ax.set_xlabel("realized tokens per sample (ledger)")
+    ax.set_ylabel("team accuracy (pass@k for attempts)")
+    ax.set_ylim(-0.02, 1.05)
+    ax.set_title("Accuracy against cost (dotted: the budget)")
+    fig.tight_layout()
+    return fig
+
+
+def _team_curve(
+    ax: Any, start: list[tuple[int, float]], rows: list[ArmRow], style: str, kind: str, label: str
+) -> None:
+    """One arm kind's team accuracy against k, from the single agent's point at k = 1."""
+    ax.plot(
+        [k for k, _ in start] + [r.k for r in rows],
+        [a for _, a in start] + [r.team for r in rows],
+        style,
+        color=_COLOURS[kind],
+        label=label,
+    )
+
+
+def _k_figure(table: ArmTable) -> Any:
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    single = [r for r in table.rows if r.kind == "single"]
+    attempts = sorted((r for r in table.rows if r.kind == "attempts"), key=lambda r: r.k)
+    start = [(1, single[0].accuracy)] if single else []
+    if single:
+        ax.axhline(single[0].accuracy, color=_COLOURS["single"], lw=1, label="single agent at B")
+    if attempts:
+        _team_curve(ax, start, attempts, "o-", "attempts", "k attempts at B/k: pass@k")
+        ax.plot(
+            [r.k for r in attempts],
+            [r.accuracy for r in attempts],
+            "o:",
+            color=_COLOURS["attempts"],
+            alpha=0.6,
+            label="one attempt at B/k",
+        )
+    swarms: dict[str, list[ArmRow]] = {}
+    for r in table.rows:
+        if r.kind == "swarm":
+            swarms.setdefault(r.arm.rsplit("-", 1)[0], []).append(r)
+    for name, rows in swarms.items():
+        rows = sorted(rows, key=lambda r: r.k)
+        _team_curve(ax, start, rows, "s-", "swarm", f"{name} of k at B: team")
+        if all(r.best_at_k is not None for r in rows):
+            ax.plot(
+                [r.k for r in rows],
+                [r.best_at_k for r in rows],
+                "s--",
+                color=_COLOURS["swarm"],
+                alpha=0.6,
+                label=f"{name}: best member",
+            )
+    subagents = sorted((r for r in table.rows if r.kind == "subagents"), key=lambda r: r.k)
+    if subagents:
+        _team_curve(ax, start, subagents, "^-", "subagents", "deepagent with k subagents at B")
+    ax.set_xscale("log", base=2)
+    ticks = sorted({1, *(r.k for r in table.rows)})
+    ax.set_xticks(ticks, [str(k) for k in ticks])
+    ax.set_xlabel("k (agents)")
+    ax.set_ylabel("accuracy")
+    ax.set_ylim(-0.02, 1.05)
+    ax.set_title("Accuracy against k at the same budget B")
+    ax.legend(fontsize="small", loc="best")
+    fig.tight_layout()
+    return fig
+
+
+@attrs.frozen
+class Comparison:
+    """The two figures of a comparison (matplotlib ``Figure`` objects)."""
+
+    frontier: Any
+    by_k: Any
+
+
+def comparison_figures(table: ArmTable) -> Comparison:
+    """The accuracy/cost frontier and the accuracy-against-k curves of ``table``."""
+    return Comparison(frontier=_frontier_figure(table), by_k=_k_figure(table))
+
+
+def _png(fig: Any) -> bytes:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110)
+    return buffer.getvalue()
+
+
+def write_comparison(table: ArmTable, out_dir: str | Path, stem: str = "comparison") -> Path:
+    """Write ``<stem>-frontier.png``, ``<stem>-by-k.png`` and ``<stem>.html`` (the table and
+    both pictures in one self-contained page) into ``out_dir``; return the page's path."""
+    plt = _pyplot()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    figures = comparison_figures(table)
+    pictures = {}
+    for name, fig in (("frontier", figures.frontier), ("by-k", figures.by_k)):
+        data = _png(fig)
+        (out / f"{stem}-{name}.png").write_bytes(data)
+        pictures[name] = base64.b64encode(data).decode()
+        plt.close(fig)
+    page = out / f"{stem}.html"
+    page.write_text(
+        "<!doctype html><html><head><meta charset='utf-8'><title>Arms compared</title>"
+        "<style>body{font-family:sans-serif;margin:2em}pre{background:#f6f6f6;padding:1em}"
+        "</style></head><body><h1>Arms compared</h1>"
+        f"<pre>{html.escape(table.to_text())}</pre>"
+        f"<img alt='accuracy against cost' src='data:image/png;base64,{pictures['frontier']}'>"
+        f"<img alt='accuracy against k' src='data:image/png;base64,{pictures['by-k']}'>"
+        "</body></html>\n"
+    )
+    return page

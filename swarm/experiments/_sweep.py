@@ -1,0 +1,138 @@
+"""Running the arms: locally as one Inspect eval set, or anywhere as an Inspect Flow spec.
+
+The eval set makes the sweep resumable for free: run again in the same log directory, Inspect
+pairs each arm with its log by the task's identity (name, arguments, model, limits) and runs
+only the arms without a complete log.  An interrupted sweep therefore continues where it
+stopped, and an edited topology file (whose content digest is one of its arms' arguments) makes
+only its own arms new tasks.  The log directory may keep the logs of a file's earlier versions
+(``log_dir_allow_dirty``); ``swarm.analysis`` reads the newest log of each arm.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import yaml
+
+from swarm.errors import UsageError
+from swarm.experiments._arms import Arm, Experiment
+from swarm.experiments._task import swarm_arm
+
+if TYPE_CHECKING:
+    from inspect_ai import Task
+    from inspect_ai.log import EvalLog
+    from inspect_flow import FlowSpec
+
+__all__ = ["ARM_TASK", "Sweep", "arm_tasks", "flow_spec", "run_arms", "write_flow_spec"]
+
+ARM_TASK = "swarm/swarm_arm"
+"""The registered name of the arm task, as a Flow spec names it."""
+
+
+@attrs.frozen(kw_only=True)
+class Sweep:
+    """What ``run_arms`` did: ``success`` (every arm has a complete log), the ``logs`` of
+    the eval set (every arm's, headers only), and ``ran``: the arms run this time (not
+    reused from an earlier run)."""
+
+    success: bool
+    logs: tuple[EvalLog, ...]
+    ran: tuple[str, ...]
+
+
+def arm_tasks(experiment: Experiment) -> list[Task]:
+    """Every arm as an Inspect task (``swarm/swarm_arm`` called with the arm's arguments)."""
+    return [swarm_arm(**experiment.task_args_of(arm)) for arm in experiment.arms()]
+
+
+def _log_files(log_dir: Path) -> set[str]:
+    return {p.name for p in log_dir.glob("*.eval")}
+
+
+def run_arms(
+    experiment: Experiment,
+    log_dir: str | Path,
+    *,
+    retry_attempts: int = 0,
+    display: str = "none",
+    **eval_set_args: Any,
+) -> Sweep:
+    """Run every arm of ``experiment`` as one Inspect eval set in ``log_dir`` (resumable:
+    arms with a complete log there are not run again).  ``eval_set_args`` go to
+    ``inspect_ai.eval_set`` (``max_tasks``, ``max_samples``...)."""
+    from inspect_ai import eval_set
+    from inspect_ai.log import read_eval_log
+
+    where = Path(log_dir)
+    where.mkdir(parents=True, exist_ok=True)
+    before = _log_files(where)
+    success, logs = eval_set(
+        arm_tasks(experiment),
+        log_dir=str(where),
+        model=experiment.model,
+        model_args=dict(experiment.model_args),
+        retry_attempts=retry_attempts,
+        # with no retries, Inspect warns that an immediate retry has no effect
+        retry_immediate=retry_attempts > 0,
+        log_dir_allow_dirty=True,
+        display=display,  # type: ignore[arg-type]
+        **eval_set_args,
+    )
+    ran = sorted(
+        read_eval_log(str(where / name), header_only=True).eval.task
+        for name in _log_files(where) - before
+    )
+    return Sweep(success=success, logs=tuple(logs), ran=tuple(ran))
+
+
+def flow_spec(experiment: Experiment, log_dir: str, arms: Sequence[str] | None = None) -> FlowSpec:
+    """The arms of ``experiment`` (or those named in ``arms``) as an Inspect Flow spec that
+    runs them in ``log_dir`` (needs ``inspect-flow``: the ``swarm-eval[flow]`` extra)."""
+    try:
+        from inspect_flow import FlowModel, FlowOptions, FlowSpec, FlowTask
+    except ImportError:
+        raise UsageError("a Flow spec needs inspect-flow: pip install 'swarm-eval[flow]'") from None
+    chosen: list[Arm] = experiment.arms()
+    if arms is not None:
+        known = {a.name for a in chosen}
+        missing = sorted(set(arms) - known)
+        if missing:
+            raise UsageError(f"arms: no arm named {missing}; the arms are {sorted(known)}")
+        chosen = [a for a in chosen if a.name in arms]
+    model = FlowModel(name=experiment.model, model_args=dict(experiment.model_args) or None)
+    return FlowSpec(
+        log_dir=log_dir,
+        log_dir_create_unique=False,
+        execution_type="inproc",
+        options=FlowOptions(log_dir_allow_dirty=True, display="none"),
+        tasks=[
+            # the factory makes the task and the name keeps the arm's, so that a log Flow
+            # writes is the eval set's log of the same arm (Flow renames a task to `name`)
+            FlowTask(
+                name=arm.name,
+                factory=ARM_TASK,
+                args=experiment.task_args_of(arm),
+                model=model,
+            )
+            for arm in chosen
+        ],
+    )
+
+
+def write_flow_spec(
+    experiment: Experiment, path: str | Path, log_dir: str, arms: Sequence[str] | None = None
+) -> Path:
+    """Write ``flow_spec(...)`` to ``path`` as YAML (Flow's own ``dump_spec`` form), for
+    ``flow run`` from the directory the task and topology paths are relative to; the log
+    directory is written relative to the spec's folder, as Flow reads it.  Return the path."""
+    from inspect_flow.api import dump_spec
+
+    out = Path(path)
+    where = os.path.relpath(Path(log_dir).resolve(), out.resolve().parent)
+    spec: Mapping[str, Any] = dump_spec(flow_spec(experiment, where, arms))
+    out.write_text(yaml.safe_dump(dict(spec), sort_keys=False))
+    return out
