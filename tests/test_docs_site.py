@@ -14,6 +14,7 @@ import pytest
 
 import swarm
 import swarm.analysis
+import swarm.diagnosis
 import swarm.errors
 import swarm.records
 import swarm.testing
@@ -29,6 +30,7 @@ REFERENCE = {
     swarm.testing: "reference/testing",
     swarm.analysis: "reference/analysis",
     swarm.timeline: "reference/timeline",
+    swarm.diagnosis: "reference/diagnosis",
 }
 
 
