@@ -175,25 +175,45 @@ def _payload(arguments: Mapping[str, Any]) -> str:
 
 def deliveries(trace: Trace) -> list[Delivery]:
     """Every board write and every message (not receipts), in the order they were made."""
+    if "deliveries" not in trace.cache:
+        trace.cache["deliveries"] = _deliveries(trace)
+    found: list[Delivery] = trace.cache["deliveries"]
+    return found
+
+
+def _board_reads(trace: Trace) -> dict[str, list[int]]:
+    """Board path -> the (non-listing) read entries showing it, in order."""
+    found: dict[str, list[int]] = {}
+    for j, entry in enumerate(trace.evidence):
+        if entry.get("kind") != "read" or entry.get("listing"):
+            continue
+        if entry.get("channel") != "shared_memory":
+            continue
+        for f in entry.get("files") or []:
+            if isinstance(f, Mapping) and isinstance(f.get("path"), str):
+                entries = found.setdefault(f["path"], [])
+                if not entries or entries[-1] != j:
+                    entries.append(j)
+    return found
+
+
+def _deliveries(trace: Trace) -> list[Delivery]:
     found: list[Delivery] = []
     notified = _notified(trace)
+    by_path = _board_reads(trace)
     for i, entry in enumerate(trace.evidence):
         if entry.get("kind") != "delivered" or entry.get("channel") != "shared_memory":
             continue
         writer, path = str(entry.get("member")), (entry.get("op") or {}).get("path")
         tool = trace.entry_tool.get(i)
         reads = []
-        for j, later in enumerate(trace.evidence[i + 1 :], start=i + 1):
-            if later.get("kind") != "read" or later.get("listing") or later.get("member") == writer:
+        for j in by_path.get(str(path), []):
+            later = trace.evidence[j]
+            if j <= i or later.get("member") == writer:
                 continue
-            if later.get("channel") != "shared_memory":
-                continue
-            if any(
-                isinstance(f, Mapping) and f.get("path") == path for f in later.get("files") or []
-            ):
-                read_tool = trace.entry_tool.get(j)
-                holder = trace.holder(read_tool) if read_tool is not None else None
-                reads.append((str(later.get("member")), j, holder))
+            read_tool = trace.entry_tool.get(j)
+            holder = trace.holder(read_tool) if read_tool is not None else None
+            reads.append((str(later.get("member")), j, holder))
         record = str(entry.get("record"))
         reached = {r for r, _, held in reads if held is not None} | notified.get(record, set())
         found.append(
@@ -208,6 +228,12 @@ def deliveries(trace: Trace) -> list[Delivery]:
                 reads=tuple(reads),
             )
         )
+    noticed: set[tuple[str, int]] = set()
+    for n in trace.evidence:
+        if n.get("kind") == "notified":
+            for ref in n.get("ids") or []:
+                if isinstance(ref, Mapping) and isinstance(ref.get("message"), int):
+                    noticed.add((str(n.get("member")), ref["message"]))
     for m in trace.messages:
         if m.kind != "message":
             continue
@@ -216,11 +242,6 @@ def deliveries(trace: Trace) -> list[Delivery]:
         if read is not None:
             tool = trace.entry_tool.get(read)
             reads.append((m.recipient, read, trace.holder(tool) if tool is not None else None))
-        noticed = any(
-            n.get("member") == m.recipient and _names(n, "message", m.seq)
-            for n in trace.evidence
-            if n.get("kind") == "notified"
-        )
         found.append(
             Delivery(
                 channel="messages",
@@ -229,15 +250,13 @@ def deliveries(trace: Trace) -> list[Delivery]:
                 time=m.time,
                 text=m.text,
                 entry=None,
-                reached=frozenset({m.recipient} if m.seen is not None or noticed else ()),
+                reached=frozenset(
+                    {m.recipient} if m.seen is not None or (m.recipient, m.seq) in noticed else ()
+                ),
                 reads=tuple(reads),
             )
         )
     return found
-
-
-def _names(entry: Mapping[str, Any], key: str, value: object) -> bool:
-    return any(isinstance(i, Mapping) and i.get(key) == value for i in entry.get("ids") or [])
 
 
 def _notified(trace: Trace) -> dict[str, set[str]]:

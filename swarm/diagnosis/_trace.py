@@ -135,25 +135,43 @@ class Trace:
         return member if isinstance(member, str) else None
 
     def calls_of(self, member: str) -> list[Call]:
-        return [c for c in self.calls if c.member == member]
+        """``member``'s calls, in order."""
+        if "by_member" not in self.cache:
+            by_member: dict[str, list[Call]] = {}
+            for c in self.calls:
+                by_member.setdefault(c.member, []).append(c)
+            self.cache["by_member"] = by_member
+        return list(self.cache["by_member"].get(member, []))
 
     def done(self) -> list[Call]:
         """The completed calls (the nodes of the graph)."""
         return [c for c in self.calls if c.completed]
 
+    cache: dict[str, Any] = attrs.field(factory=dict, init=False, eq=False, repr=False)
+    """What is computed once per trace (the indexes below, the deliveries)."""
+
+    def _index(self) -> tuple[dict[tuple[str, str], Call], dict[tuple[str, str], Call]]:
+        if "index" not in self.cache:
+            issued: dict[tuple[str, str], Call] = {}
+            held: dict[tuple[str, str], Call] = {}
+            for call in self.calls:
+                for tool_id in call.issued:
+                    issued.setdefault((call.member, tool_id), call)
+                if call.completed:
+                    for tool_id in call.holds:
+                        held.setdefault((call.member, tool_id), call)
+            self.cache["index"] = (issued, held)
+        found: tuple[dict[tuple[str, str], Call], dict[tuple[str, str], Call]]
+        found = self.cache["index"]
+        return found
+
     def issuer(self, tool: Tool) -> Call | None:
         """The model call whose output asked for ``tool``."""
-        for call in self.calls:
-            if call.member == tool.member and tool.id in call.issued:
-                return call
-        return None
+        return self._index()[0].get((tool.member, tool.id))
 
     def holder(self, tool: Tool) -> Call | None:
         """The first completed call of ``tool``'s member whose input held its result."""
-        for call in self.calls:
-            if call.member == tool.member and call.completed and tool.id in call.holds:
-                return call
-        return None
+        return self._index()[1].get((tool.member, tool.id))
 
     def run_time(self, member: str, moment: datetime) -> float | None:
         """``moment`` on the records' clock, through the member's own start (a few ms off)."""
