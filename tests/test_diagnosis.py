@@ -376,3 +376,46 @@ def test_inspect_score_adds_the_findings_to_a_saved_log(tmp_path: Path) -> None:
     }
     assert [f["check"] for f in score.metadata["findings"]] == ["step_repetition", "never_acted"]
     assert "looper made the same tool call 3 times in a row" in (score.explanation or "")
+
+
+# -- the timeline: the critical path drawn, the findings marked ------------------------------
+
+
+def test_the_timeline_draws_the_critical_path(tmp_path: Path) -> None:
+    from xml.etree import ElementTree as ET
+
+    from swarm.timeline import timeline
+
+    sample = fan_out_of_8(tmp_path)
+    drawn = timeline(sample)
+    assert drawn.run.critical == diagnose(sample).figures.critical_path.calls
+    assert drawn.run.findings == ()
+    svg = ET.fromstring(drawn.to_svg())
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    [path] = svg.findall(".//s:g[@class='critical-path']", ns)
+    assert path.get("data-steps") == "12"
+    [line] = path.findall("s:polyline", ns)
+    assert len((line.get("points") or "").split()) == 12
+    assert svg.findall(".//s:g[@class='findings']/s:g", ns) == []
+
+
+def test_the_timeline_marks_each_finding_on_its_members_lane(tmp_path: Path) -> None:
+    from xml.etree import ElementTree as ET
+
+    from swarm.timeline import FindingMark, timeline
+
+    sample = sample_of(
+        board_swarm("solver", "broken"),
+        {"solver": [u(submit("42"))], "broken": [fail("model API down")]},
+        tmp_path,
+    )
+    drawn = timeline(sample)
+    [mark] = drawn.run.findings
+    assert isinstance(mark, FindingMark)
+    assert (mark.member, mark.check) == ("broken", "never_acted")
+    svg = ET.fromstring(drawn.to_svg())
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    [found] = svg.findall(".//s:g[@class='findings']/s:g", ns)
+    assert (found.get("data-member"), found.get("data-check")) == ("broken", "never_acted")
+    title = found.find("s:title", ns)
+    assert title is not None and "FM-1.2 Disobey role specification" in (title.text or "")

@@ -10,7 +10,9 @@ What is read, and from where:
 - channel writes, waits and notices: the entries of the run's ``evidence`` info event (source
   ``inspect_swarm``), which name their member and carry the run's clock (logs of the earlier
   form, one ``comm`` event per entry, are read too);
-- the run's length: the metrics' ``wall_clock``; spawns and messages: ``_links``.
+- the run's length: the metrics' ``wall_clock``; spawns and messages: ``_links``;
+- the critical path and the findings: ``swarm.diagnosis.diagnose`` of the same sample (left
+  out when it cannot read the sample).
 
 Event times are wall-clock timestamps; the records count seconds from the swarm's start.  The
 start is placed at the earliest ``span begin - started`` of any member, which puts every
@@ -27,6 +29,7 @@ import attrs
 from inspect_ai.event import Event, InfoEvent, ModelEvent, SpanBeginEvent, ToolEvent
 from inspect_ai.log import EvalSample
 
+from swarm.diagnosis import diagnose
 from swarm.records import (
     EVIDENCE_TYPE,
     INFO_SOURCE,
@@ -47,6 +50,7 @@ from swarm.timeline._fields import (
 )
 from swarm.timeline._model import (
     ChannelWrite,
+    FindingMark,
     Lane,
     ModelCall,
     Notice,
@@ -358,6 +362,22 @@ def _ordered(members: Sequence[MemberRecord]) -> list[MemberRecord]:
     return ordered
 
 
+def _diagnosis(
+    sample: EvalSample,
+) -> tuple[tuple[tuple[str, int], ...], tuple[FindingMark, ...]]:
+    """The critical path and the findings, or none when the diagnosis cannot read ``sample``
+    (the picture is still drawn from what the timeline itself reads)."""
+    try:
+        found = diagnose(sample)
+    except (LookupError, TypeError, ValueError, AttributeError):
+        return (), ()
+    marks = tuple(
+        FindingMark(member=f.member, time=f.time, check=f.check, mode=f.mode, why=f.why)
+        for f in found.findings
+    )
+    return found.figures.critical_path.calls, marks
+
+
 def extract(sample: EvalSample, *, task: str | None = None) -> RunTimeline:
     """The timeline of the swarm that ran in ``sample``.
 
@@ -410,7 +430,10 @@ def extract(sample: EvalSample, *, task: str | None = None) -> RunTimeline:
             )
         )
     first_passes = [m.first_pass_time for m in members if m.first_pass_time is not None]
+    critical, findings = _diagnosis(sample)
     return RunTimeline(
+        critical=critical,
+        findings=findings,
         sample_id=str(sample.id),
         epoch=sample.epoch,
         duration=duration,
