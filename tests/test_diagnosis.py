@@ -419,3 +419,33 @@ def test_the_timeline_marks_each_finding_on_its_members_lane(tmp_path: Path) -> 
     assert (found.get("data-member"), found.get("data-check")) == ("broken", "never_acted")
     title = found.find("s:title", ns)
     assert title is not None and "FM-1.2 Disobey role specification" in (title.text or "")
+
+
+def test_the_scorer_scores_during_the_eval_and_a_sample_with_no_swarm(tmp_path: Path) -> None:
+    from inspect_ai import Task
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.solver import generate
+
+    from swarm.diagnosis import swarm_diagnosis
+
+    log = run_eval(
+        board_swarm("solver", "broken"),
+        model=scripted_model({"solver": [u(submit("42"))], "broken": [fail("model API down")]}),
+        scorer=swarm_diagnosis(),
+        log_dir=tmp_path,
+    )
+    [score] = ((log.samples or [])[0].scores or {}).values()
+    assert score.value == {name: int(name == "never_acted") for name in CHECKS}
+    [plain] = inspect_eval(
+        Task(dataset=[Sample(input="hi", target="x")], solver=generate(), scorer=swarm_diagnosis()),
+        model=scripted_model(answer="x"),
+        log_dir=str(tmp_path / "plain"),
+        display="none",
+    )
+    sample = (plain.samples or [])[0]
+    [score] = (sample.scores or {}).values()
+    assert score.value == {name: 0 for name in CHECKS} and score.metadata == {"no_swarm": True}
+    with pytest.raises(LookupError, match="no swarm ran in it"):
+        diagnose(sample)
+    assert list(diagnose_log(tmp_path / "plain")) == []

@@ -288,12 +288,21 @@ def referred(trace: Trace, reader: str, held: Call, text: str) -> bool | None:
     wanted = words(text)
     if not wanted:
         return None
-    said: set[str] = set()
-    for c in trace.calls_of(reader):
-        if c.index >= held.index:
-            for s in c.said:
-                said |= words(s)
-    return bool(wanted & said)
+    return bool(wanted & _said_from(trace, reader).get(held.index, set()))
+
+
+def _said_from(trace: Trace, member: str) -> dict[int, set[str]]:
+    """For each of ``member``'s calls (by event index), the words of what it and every later
+    call of the member said (computed once per member)."""
+    cache: dict[str, dict[int, set[str]]] = trace.cache.setdefault("said_from", {})
+    if member not in cache:
+        found: dict[int, set[str]] = {}
+        later: set[str] = set()
+        for c in reversed(trace.calls_of(member)):
+            later = later | {w for s in c.said for w in words(s)}
+            found[c.index] = later
+        cache[member] = found
+    return cache[member]
 
 
 def _acted(trace: Trace, d: Delivery) -> bool:

@@ -27,6 +27,7 @@ transcript's clock and the records' clock):
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -179,18 +180,12 @@ class Trace:
         return None if origin is None else (moment - origin).total_seconds()
 
 
+_WORD = re.compile(r"[^\W_]+")
+
+
 def words(text: str) -> set[str]:
     """The words of ``text``: maximal runs of letters and digits, two or more long, lowercased."""
-    found: set[str] = set()
-    current: list[str] = []
-    for ch in [*text, " "]:
-        if ch.isalnum():
-            current.append(ch.lower())
-        else:
-            if len(current) >= 2:
-                found.add("".join(current))
-            current = []
-    return found
+    return {w for w in _WORD.findall(text.lower()) if len(w) >= 2}
 
 
 def _strings(value: object) -> Iterable[str]:
