@@ -397,6 +397,18 @@ def test_the_timeline_draws_the_critical_path(tmp_path: Path) -> None:
     [line] = path.findall("s:polyline", ns)
     assert len((line.get("points") or "").split()) == 12
     assert svg.findall(".//s:g[@class='findings']/s:g", ns) == []
+    # children labelled with their task; the lead's wait for them drawn as a wait
+    assert drawn.run.lane("c8").task == "a word for c8"
+    labels = [t.text for t in svg.findall(".//s:text[@class='child-label']", ns)]
+    assert sorted(labels) == sorted(f"{n} · a word for {n}" for n in NAMES)
+    [wait] = drawn.run.lane("lead").waits
+    [waited] = [t for t in drawn.run.lane("lead").tool_calls if t.function == "wait_for_children"]
+    assert (wait.wait, wait.outcome, wait.start, wait.end) == (
+        "wait_for_children",
+        "children",
+        waited.start,
+        waited.end,
+    )
 
 
 def test_the_timeline_marks_each_finding_on_its_members_lane(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ What is read, and from where:
 - each member's model and tool calls: the ``ModelEvent``s and ``ToolEvent``s inside the
   member's own agent span (a span of type ``agent`` named after it, opened by the runtime in
   the swarm's span); those inside a nested agent span are its subagents' (``nested``);
+- waiting for children: each ``wait_for_children`` tool call, drawn as a wait too;
 - channel writes, waits and notices: the entries of the run's ``evidence`` info event (source
   ``inspect_swarm``), which name their member and carry the run's clock (logs of the earlier
   form, one ``comm`` event per entry, are read too);
@@ -243,6 +244,16 @@ def _collect(
                     )
                 )
             else:
+                if event.function == "wait_for_children":  # waiting, drawn as a wait too
+                    found.waits.setdefault(name, []).append(
+                        Wait(
+                            start=start,
+                            end=end,
+                            wait="wait_for_children",
+                            outcome="error" if event.error is not None else "children",
+                            nested=nested,
+                        )
+                    )
                 found.tool.setdefault(name, []).append(
                     ToolCall(
                         start=start,
@@ -402,6 +413,7 @@ def extract(sample: EvalSample, *, task: str | None = None) -> RunTimeline:
     origin = _origin(members, spans, events, wall)
     found = _collect(events, spans, origin, set(names))
     spawns = _links.spawn_marks(sample.store)
+    tasks = _links.spawn_tasks(sample.store)
 
     ended = [m.time for m in members if m.time is not None]
     duration = max([wall, found.last, *ended, 0.0])
@@ -427,6 +439,7 @@ def extract(sample: EvalSample, *, task: str | None = None) -> RunTimeline:
                 waits=tuple(sorted(found.waits.get(name, []), key=lambda w: w.start)),
                 notices=tuple(found.notices.get(name, {}).values()),
                 spawns=tuple(spawns.get(name, [])),
+                task=tasks.get(name),
             )
         )
     first_passes = [m.first_pass_time for m in members if m.first_pass_time is not None]

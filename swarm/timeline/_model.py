@@ -129,6 +129,8 @@ class Lane:
     waits: tuple[Wait, ...] = ()
     notices: tuple[Notice, ...] = ()
     spawns: tuple[SpawnMark, ...] = ()
+    task: str | None = None
+    """For a spawned member, the task its parent gave it (the spawn ledger's ``task``)."""
 
     @property
     def label(self) -> str:

@@ -55,6 +55,7 @@ STYLE = """
 .stl .stop line{stroke:#cf222e;stroke-width:2;stroke-dasharray:6 3}
 .stl .stop text{fill:#cf222e;font-weight:600}
 .stl .star{fill:#bf8700}
+.stl .child-label{fill:#57606a}
 .stl .critical{stroke:#6639ba;stroke-width:2;stroke-opacity:.7;fill:none}
 .stl .crit{fill:#6639ba}
 .stl .finding circle{fill:#cf222e}.stl .finding text{fill:#fff;font-weight:700}
@@ -171,6 +172,16 @@ def _lane(lane: Lane, index: int, g: Geometry, run: RunTimeline, marks: list[Pla
                 f"{_title('the answer')}</text>"
             )
     out.extend(_mark(p, g, bar) for p in marks)
+    if lane.parent and lane.started is not None and not g.compact:
+        # a child's full name and its task along the top of its lane (from the plot's left
+        # edge, where a child's lane is empty until it starts): children of one template
+        # look alike
+        label = lane.name + (f" · {lane.task}" if lane.task else "")
+        out.append(
+            f'<text class="child-label" x="{_n(g.gutter + 4)}" y="{_n(font * 0.85)}" '
+            f'font-size="{_n(font * 0.75)}">{escape(_fit(label, g.plot - 8, int(font * 0.75)))}'
+            f"{_title(label)}</text>"
+        )
     out.append("</g>")
     return "".join(out)
 
