@@ -3,8 +3,9 @@
 ``swarm/swarm`` (the agent), ``swarm/worker`` and ``swarm/deepagent`` (members wired to the
 channels),
 ``swarm/calculator_worker`` and ``swarm/swarm_demo`` (the demo), ``swarm/swarm_arm`` and
-``swarm/arms_demo`` (experiments), the ``swarm/scripted`` and ``swarm/noisy`` models,
-and the ``bwrap`` sandbox provider (``swarm._faces.bwrap``).
+``swarm/arms_demo`` (experiments), the ``swarm/swarm_diagnosis`` scorer (the failure checks of
+``swarm.diagnosis``), the ``swarm/scripted`` and ``swarm/noisy`` models, and the ``bwrap``
+sandbox provider (``swarm._faces.bwrap``).
 
 Inspect names an object from an installed package ``<package>/<name>``.  From an *editable*
 install of a distribution whose name (``swarm-eval``) differs from its package (``swarm``) it
@@ -20,6 +21,7 @@ agent, the demo, the scripted model and the CLI together.
 
 from __future__ import annotations
 
+from inspect_ai.scorer import mean, scorer
 from inspect_ai.util import registry_info
 
 from swarm._faces import bwrap  # noqa: F401  (registers the bwrap sandbox provider)
@@ -29,6 +31,8 @@ from swarm._faces.worker import worker
 from swarm._inspect.private import register_as, unshadow_inspect_name
 from swarm.cli import install_inspect_excepthook
 from swarm.demo import calculator_worker, swarm_demo
+from swarm.diagnosis import swarm_diagnosis
+from swarm.diagnosis._scorer import SCORER_NAME, swarm_diagnosis_scorer
 from swarm.experiments import arms_demo, swarm_arm
 from swarm.testing import _noisy, _scripted  # noqa: F401  (register swarm/scripted, swarm/noisy)
 
@@ -42,3 +46,6 @@ for _obj in (swarm, worker, deepagent_member, calculator_worker, swarm_demo, swa
     if "/" not in _name:
         register_as(_obj, f"{PACKAGE}/{_name}")
         unshadow_inspect_name("agent", _name)  # "deepagent" by name stays Inspect's
+
+if "/" not in registry_info(swarm_diagnosis).name:
+    scorer(metrics={"*": [mean()]}, name=f"{PACKAGE}/{SCORER_NAME}")(swarm_diagnosis_scorer)

@@ -14,6 +14,7 @@ import pytest
 
 import swarm
 import swarm.analysis
+import swarm.diagnosis
 import swarm.errors
 import swarm.experiments
 import swarm.records
@@ -31,6 +32,7 @@ REFERENCE = {
     swarm.analysis: "reference/analysis",
     swarm.experiments: "reference/experiments",
     swarm.timeline: "reference/timeline",
+    swarm.diagnosis: "reference/diagnosis",
 }
 
 

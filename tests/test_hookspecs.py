@@ -14,6 +14,7 @@ import pluggy
 import pytest
 
 import swarm
+import swarm.diagnosis
 import swarm.testing
 from swarm import hookspecs
 
@@ -150,7 +151,9 @@ def _public_names(module: types.ModuleType) -> set[str]:
     }
 
 
-@pytest.mark.parametrize("module", [swarm, swarm.testing], ids=lambda m: m.__name__)
+@pytest.mark.parametrize(
+    "module", [swarm, swarm.testing, swarm.diagnosis], ids=lambda m: m.__name__
+)
 def test_all_is_complete(module: types.ModuleType) -> None:
     exported = list(module.__all__)
     assert len(exported) == len(set(exported)), f"{module.__name__}.__all__ has duplicates"

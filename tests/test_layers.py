@@ -6,7 +6,7 @@ contract (errors, records, serialization, hookspecs, the stored records' schemas
 (plugin machinery) < ``_spec`` (what to run) < ``_accounts`` (what it costs) < ``_report``
 (record builders) < ``_run`` (one sample's runtime) < ``_faces`` (the agent, ``swarm/worker``,
 the ``bwrap`` provider) < the public package < the tools built on it (``demo``, ``testing``,
-``analysis``, ``timeline``, ``experiments``) < the CLI <
+``analysis``, ``timeline``, ``experiments``, ``diagnosis``) < the CLI <
 the ``inspect_ai`` entry point (``_entry_point``, which registers them all) < the built-in plugins.
 A module imports only its own layer and lower ones, no module is on an import cycle, the
 built-in plugins import only the public ``swarm`` package, and the hookspecs only the contract.
@@ -46,7 +46,14 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("api", ("swarm",)),
     (
         "tools",
-        ("swarm.demo", "swarm.testing", "swarm.analysis", "swarm.timeline", "swarm.experiments"),
+        (
+            "swarm.demo",
+            "swarm.testing",
+            "swarm.analysis",
+            "swarm.timeline",
+            "swarm.experiments",
+            "swarm.diagnosis",
+        ),
     ),
     ("cli", ("swarm.cli",)),
     ("entry point", ("swarm._entry_point",)),

@@ -27,6 +27,7 @@ from swarm import RESULT_KEY
 from swarm.timeline import _extract, _html, _source, _svg
 from swarm.timeline._model import (
     ChannelWrite,
+    FindingMark,
     Lane,
     Mark,
     Message,
@@ -42,6 +43,7 @@ from swarm.timeline._source import TimelineError
 
 __all__ = [
     "ChannelWrite",
+    "FindingMark",
     "Lane",
     "Mark",
     "Message",

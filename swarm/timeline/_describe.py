@@ -129,6 +129,8 @@ def lane_title(lane: Lane) -> str:
         parts.append(f"role: {lane.role}")
     if lane.parent:
         parts.append(f"child of {lane.parent} (depth {lane.depth})")
+    if lane.task:
+        parts.append(f"task: {_cut(lane.task, 300)}")
     parts.append(lane.label)
     if lane.started is not None:
         parts.append(f"{seconds(lane.started)} to {seconds(lane.ended)}")

@@ -7,10 +7,13 @@ What is read, and from where:
 - each member's model and tool calls: the ``ModelEvent``s and ``ToolEvent``s inside the
   member's own agent span (a span of type ``agent`` named after it, opened by the runtime in
   the swarm's span); those inside a nested agent span are its subagents' (``nested``);
+- waiting for children: each ``wait_for_children`` tool call, drawn as a wait too;
 - channel writes, waits and notices: the entries of the run's ``evidence`` info event (source
   ``inspect_swarm``), which name their member and carry the run's clock (logs of the earlier
   form, one ``comm`` event per entry, are read too);
-- the run's length: the metrics' ``wall_clock``; spawns and messages: ``_links``.
+- the run's length: the metrics' ``wall_clock``; spawns and messages: ``_links``;
+- the critical path and the findings: ``swarm.diagnosis.diagnose`` of the same sample (left
+  out when it cannot read the sample).
 
 Event times are wall-clock timestamps; the records count seconds from the swarm's start.  The
 start is placed at the earliest ``span begin - started`` of any member, which puts every
@@ -27,6 +30,7 @@ import attrs
 from inspect_ai.event import Event, InfoEvent, ModelEvent, SpanBeginEvent, ToolEvent
 from inspect_ai.log import EvalSample
 
+from swarm.diagnosis import diagnose
 from swarm.records import (
     EVIDENCE_TYPE,
     INFO_SOURCE,
@@ -47,6 +51,7 @@ from swarm.timeline._fields import (
 )
 from swarm.timeline._model import (
     ChannelWrite,
+    FindingMark,
     Lane,
     ModelCall,
     Notice,
@@ -239,6 +244,16 @@ def _collect(
                     )
                 )
             else:
+                if event.function == "wait_for_children":  # waiting, drawn as a wait too
+                    found.waits.setdefault(name, []).append(
+                        Wait(
+                            start=start,
+                            end=end,
+                            wait="wait_for_children",
+                            outcome="error" if event.error is not None else "children",
+                            nested=nested,
+                        )
+                    )
                 found.tool.setdefault(name, []).append(
                     ToolCall(
                         start=start,
@@ -358,6 +373,22 @@ def _ordered(members: Sequence[MemberRecord]) -> list[MemberRecord]:
     return ordered
 
 
+def _diagnosis(
+    sample: EvalSample,
+) -> tuple[tuple[tuple[str, int], ...], tuple[FindingMark, ...]]:
+    """The critical path and the findings, or none when the diagnosis cannot read ``sample``
+    (the picture is still drawn from what the timeline itself reads)."""
+    try:
+        found = diagnose(sample)
+    except (LookupError, TypeError, ValueError, AttributeError):
+        return (), ()
+    marks = tuple(
+        FindingMark(member=f.member, time=f.time, check=f.check, mode=f.mode, why=f.why)
+        for f in found.findings
+    )
+    return found.figures.critical_path.calls, marks
+
+
 def extract(sample: EvalSample, *, task: str | None = None) -> RunTimeline:
     """The timeline of the swarm that ran in ``sample``.
 
@@ -382,6 +413,7 @@ def extract(sample: EvalSample, *, task: str | None = None) -> RunTimeline:
     origin = _origin(members, spans, events, wall)
     found = _collect(events, spans, origin, set(names))
     spawns = _links.spawn_marks(sample.store)
+    tasks = _links.spawn_tasks(sample.store)
 
     ended = [m.time for m in members if m.time is not None]
     duration = max([wall, found.last, *ended, 0.0])
@@ -407,10 +439,14 @@ def extract(sample: EvalSample, *, task: str | None = None) -> RunTimeline:
                 waits=tuple(sorted(found.waits.get(name, []), key=lambda w: w.start)),
                 notices=tuple(found.notices.get(name, {}).values()),
                 spawns=tuple(spawns.get(name, [])),
+                task=tasks.get(name),
             )
         )
     first_passes = [m.first_pass_time for m in members if m.first_pass_time is not None]
+    critical, findings = _diagnosis(sample)
     return RunTimeline(
+        critical=critical,
+        findings=findings,
         sample_id=str(sample.id),
         epoch=sample.epoch,
         duration=duration,

@@ -16,7 +16,7 @@ from typing import Any
 from swarm.records import MESSAGES_KEY, SPAWNS_KEY
 from swarm.timeline._model import Message, SpawnMark
 
-__all__ = ["messages", "spawn_marks"]
+__all__ = ["messages", "spawn_marks", "spawn_tasks"]
 
 
 def _entries(record: object, name: str) -> list[Mapping[str, Any]]:
@@ -58,6 +58,16 @@ def spawn_marks(store: Mapping[str, Any]) -> dict[str, list[SpawnMark]]:
                 refused=(_text(entry, "reason") or "refused") if op == "refused" else None,
             )
         )
+    return found
+
+
+def spawn_tasks(store: Mapping[str, Any]) -> dict[str, str]:
+    """Each admitted child's task, by the child's name."""
+    found: dict[str, str] = {}
+    for entry in _entries(store.get(SPAWNS_KEY), "spawns"):
+        child, task = _text(entry, "member", "name"), _text(entry, "task")
+        if entry.get("op") == "spawn" and child is not None and task is not None:
+            found.setdefault(child, task)
     return found
 
 

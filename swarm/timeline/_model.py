@@ -11,6 +11,7 @@ import attrs
 
 __all__ = [
     "ChannelWrite",
+    "FindingMark",
     "Lane",
     "Mark",
     "Message",
@@ -128,6 +129,8 @@ class Lane:
     waits: tuple[Wait, ...] = ()
     notices: tuple[Notice, ...] = ()
     spawns: tuple[SpawnMark, ...] = ()
+    task: str | None = None
+    """For a spawned member, the task its parent gave it (the spawn ledger's ``task``)."""
 
     @property
     def label(self) -> str:
@@ -160,6 +163,18 @@ class Stop:
 
 
 @attrs.frozen(kw_only=True)
+class FindingMark:
+    """A failure the diagnosis found (``swarm.diagnosis``), marked on its member's lane:
+    ``check``, its MAST ``mode``, ``why``; ``time`` is ``None`` when no record times it."""
+
+    member: str
+    time: float | None
+    check: str
+    mode: str
+    why: str
+
+
+@attrs.frozen(kw_only=True)
 class RunTimeline:
     """One sample's swarm: its lanes in display order (children under their parent)."""
 
@@ -173,6 +188,10 @@ class RunTimeline:
     messages: tuple[Message, ...] = ()
     task: str | None = None
     error: str | None = None
+    critical: tuple[tuple[str, int], ...] = ()
+    """The diagnosis's critical path: (member, n), the member's n-th model call (from 1) in the
+    order its lane lists them; empty when the diagnosis could not read the sample."""
+    findings: tuple[FindingMark, ...] = ()
 
     def lane(self, name: str) -> Lane:
         """The lane of member ``name`` (``KeyError`` if there is none)."""

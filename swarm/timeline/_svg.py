@@ -55,6 +55,10 @@ STYLE = """
 .stl .stop line{stroke:#cf222e;stroke-width:2;stroke-dasharray:6 3}
 .stl .stop text{fill:#cf222e;font-weight:600}
 .stl .star{fill:#bf8700}
+.stl .child-label{fill:#57606a}
+.stl .critical{stroke:#6639ba;stroke-width:2;stroke-opacity:.7;fill:none}
+.stl .crit{fill:#6639ba}
+.stl .finding circle{fill:#cf222e}.stl .finding text{fill:#fff;font-weight:700}
 """
 
 
@@ -168,6 +172,16 @@ def _lane(lane: Lane, index: int, g: Geometry, run: RunTimeline, marks: list[Pla
                 f"{_title('the answer')}</text>"
             )
     out.extend(_mark(p, g, bar) for p in marks)
+    if lane.parent and lane.started is not None and not g.compact:
+        # a child's full name and its task along the top of its lane (from the plot's left
+        # edge, where a child's lane is empty until it starts): children of one template
+        # look alike
+        label = lane.name + (f" · {lane.task}" if lane.task else "")
+        out.append(
+            f'<text class="child-label" x="{_n(g.gutter + 4)}" y="{_n(font * 0.85)}" '
+            f'font-size="{_n(font * 0.75)}">{escape(_fit(label, g.plot - 8, int(font * 0.75)))}'
+            f"{_title(label)}</text>"
+        )
     out.append("</g>")
     return "".join(out)
 
@@ -196,6 +210,46 @@ def _links(run: RunTimeline, g: Geometry, row: dict[str, int]) -> list[str]:
                 f'x1="{_n(g.x(s.start))}" x2="{_n(g.x(start))}" '
                 f'y1="{_n(g.lane_y(row[lane.name]) + cy)}" y2="{_n(g.lane_y(row[s.child]) + cy)}"/>'
             )
+    return out
+
+
+def _critical(run: RunTimeline, g: Geometry, row: dict[str, int]) -> str:
+    """The critical path: a line through the middle of each of its model calls, in order."""
+    points = []
+    y_off = g.lane_height / 2 - g.lane_height * 0.25
+    for member, step in run.critical:
+        if member not in row or not 0 < step <= len(run.lanes[row[member]].model_calls):
+            return ""  # a call the lane does not have: draw no path rather than a wrong one
+        call = run.lanes[row[member]].model_calls[step - 1]
+        points.append((g.x((call.start + call.end) / 2), g.lane_y(row[member]) + y_off))
+    if not points:
+        return ""
+    line = " ".join(f"{_n(x)},{_n(y)}" for x, y in points)
+    dots = "".join(f'<circle class="crit" cx="{_n(x)}" cy="{_n(y)}" r="2"/>' for x, y in points)
+    tip = _title(f"critical path: {len(points)} model calls")
+    return (
+        f'<g class="critical-path" data-steps="{len(points)}">{tip}'
+        f'<polyline class="critical" points="{line}"/>{dots}</g>'
+    )
+
+
+def _findings(run: RunTimeline, g: Geometry, row: dict[str, int]) -> list[str]:
+    """Each finding: a red "!" on its member's lane at its time (the lane's start without)."""
+    out = []
+    r = max(4.0, g.lane_height * 0.22)
+    for f in run.findings:
+        if f.member not in row:
+            continue
+        lane = run.lanes[row[f.member]]
+        time = f.time if f.time is not None else (lane.started or 0.0)
+        x, y = g.x(time), g.lane_y(row[f.member]) + r + 1
+        out.append(
+            f'<g class="finding" data-member="{_a(f.member)}" data-check="{_a(f.check)}">'
+            f"{_title(f'{f.check} ({f.mode}): {f.why}')}"
+            f'<circle cx="{_n(x)}" cy="{_n(y)}" r="{_n(r)}"/>'
+            f'<text x="{_n(x)}" y="{_n(y + r * 0.6)}" font-size="{_n(r * 1.7)}" '
+            'text-anchor="middle">!</text></g>'
+        )
     return out
 
 
@@ -245,6 +299,12 @@ _LEGEND = (
     ('<line class="msg" x1="0" y1="-6" x2="0" y2="4" marker-end="url(#stl-arrow)"/>', "message"),
     ('<line class="stop-key" x1="6" y1="-7" x2="6" y2="7"/>', "stop"),
     ('<text class="star" x="0" y="4" font-size="12">★</text>', "answer"),
+    ('<polyline class="critical" points="0,3 6,-3 12,3"/>', "critical path"),
+    (
+        '<g class="finding"><circle cx="5" cy="0" r="5"/>'
+        '<text x="5" y="3" font-size="8" text-anchor="middle">!</text></g>',
+        "finding",
+    ),
 )
 
 
@@ -289,6 +349,10 @@ def render_svg(run: RunTimeline, *, standalone: bool = True, plot: int = 1000) -
         "</g>",
         '<g class="links">',
         *_links(run, g, row),
+        "</g>",
+        _critical(run, g, row),
+        '<g class="findings">',
+        *_findings(run, g, row),
         "</g>",
         _stop(run, g),
         _legend(g),

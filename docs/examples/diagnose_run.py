@@ -1,0 +1,83 @@
+"""Diagnosing two swarms: a fan-out whose lead uses every reply (clean), and a board swarm where
+a reader ignores what it read and one member never acts.
+
+Runs on the scripted model (no key).  Every step's usage is set, so the tokens printed are the
+same on every run; times are not printed (they vary).  The second run's log is written to
+diagnosed/, for `inspect score` (docs/diagnosis.md).
+"""
+
+import attrs
+from inspect_ai.agent import Agent, agent, react
+from inspect_ai.log import read_eval_log
+
+from swarm import channel, controller, member, swarm, swarm_on_continue, swarm_tools
+from swarm.diagnosis import diagnose
+from swarm.testing import Step, call, run_eval, scripted_model, submit
+
+
+def used(step: Step, tokens: int = 10) -> Step:
+    """``step`` reporting ``tokens`` input and 5 output tokens."""
+    return attrs.evolve(step, usage=[tokens, 5])
+
+
+def show(log_location: str) -> None:
+    sample = (read_eval_log(log_location).samples or [])[0]
+    found = diagnose(sample)
+    f = found.figures
+    path = f.critical_path
+    print(f"critical path: {path.steps} calls, {path.tokens} tokens, through {path.members}")
+    print(f"calls: {f.model_calls}, tokens: {f.tokens}, overhead: {f.overhead_tokens} tokens")
+    print(f"writes and messages per call: {f.message_density:.3f}")
+    for funnel in f.funnels:
+        print(
+            f"{funnel.channel}: sent {funnel.sent}, reached {funnel.reached}, "
+            f"read {funnel.read}, acted on {funnel.acted}"
+        )
+    for finding in found.findings or ():
+        print(f"finding: {finding.check} [{finding.mode}] {finding.member}: {finding.why}")
+    if not found.findings:
+        print("no findings")
+
+
+print("== a fan-out of three")
+children = ["north", "south", "east"]
+lead = [used(call("spawn_child", name=n, task=f"Count the {n} shard."), 100) for n in children]
+lead += [used(call("wait_for_children"), 100), used(call("read_messages"), 100)]
+lead += [used(submit("north 3, south 5, east 8"), 100)]
+scripts = {"lead": lead}
+for n, count in zip(children, ("3", "5", "8"), strict=True):
+    scripts[n] = [used(call("send_message", to="parent", text=f"{n} {count}")), used(submit(count))]
+fan_out = swarm(
+    members=member("swarm/worker", name="lead", can_spawn=["worker"]),
+    templates={"worker": member("swarm/worker")},
+)
+show(run_eval(fan_out, model=scripted_model(scripts)).location)
+
+
+@agent
+def board_worker() -> Agent:
+    return react(tools=[swarm_tools()], on_continue=swarm_on_continue())
+
+
+print("== a reader that ignores the board, and a member that never acts")
+board = swarm(
+    members=[member(board_worker, name=n) for n in ("writer", "reader", "broken")],
+    channels=[channel("shared_memory")],
+    controller=controller("leaderless", stop_on_submission=False),
+)
+# steps as mappings (not Step values): the log keeps them as the model's arguments, so
+# `inspect score` can build the model again
+usage = {"usage": [10, 5]}
+write = {"command": "create", "path": "/shared_memory/count.md", "file_text": "17"}
+model = scripted_model(
+    {
+        "writer": [{"tool": "shared_memory", "args": write, **usage}, {"submit": "17", **usage}],
+        "reader": [
+            {"tool": "swarm_wait", "args": {"path": "/shared_memory/count.md"}, **usage},
+            {"tool": "shared_memory", "args": {"command": "view", "path": "f-1"}, **usage},
+            {"submit": "42", **usage},
+        ],
+        "broken": [{"fail": "model API down"}],
+    }
+)
+show(run_eval(board, model=model, log_dir="diagnosed").location)
