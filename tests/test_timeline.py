@@ -678,6 +678,60 @@ def test_an_interrupted_run_draws_running_and_pending_members() -> None:
     assert "no stop recorded · no answer" in (root.get("aria-label") or "")
 
 
+def test_a_calls_time_before_the_model_is_not_drawn_as_model_time(
+    scenario: tuple[Path, EvalSample],
+) -> None:
+    from swarm.timeline import Timeline
+
+    # Inspect's working time is the model's own: the run's first call's one-time setup (or a
+    # connection slot, a retry's backoff) comes before it and is drawn apart, lighter
+    slow_start = ModelCall(start=1.0, end=3.0, working=0.5)
+    quick = ModelCall(start=5.0, end=6.0, working=0.9995)  # 0.05 px before: not drawn
+    unknown = ModelCall(start=7.0, end=8.0)  # no working time: all of it is the model's
+    run = RunTimeline(
+        sample_id="s",
+        epoch=1,
+        duration=10.0,
+        lanes=(
+            Lane(
+                name="m",
+                role=None,
+                state="ended",
+                status="submitted",
+                started=0.0,
+                ended=9.0,
+                model_calls=(slow_start, quick, unknown),
+            ),
+        ),
+    )
+    (lane,) = svg_lanes(ET.fromstring(Timeline(run).to_svg()))
+
+    def rects(kind: str) -> list[tuple[float, float]]:
+        return [
+            (float(e.get("x", "0")), float(e.get("width", "0")))
+            for e in lane.iter()
+            if "mark" in classes(e) and kind in classes(e)
+        ]
+
+    # x = 230 + 1000 * t / 10
+    assert rects("setup") == [(330.0, 150.0)]
+    assert rects("model") == [(480.0, 50.0), (730.0, pytest.approx(99.95, abs=0.1)), (930.0, 100.0)]
+    (setup,) = [e for e in lane.iter() if "setup" in classes(e)]
+    assert "".join(setup.itertext()) == (
+        "before the model call's own time from 1.000 s to 2.500 s: waiting for a connection slot, "
+        "a retry's backoff or the run's first call's setup"
+    )
+    # from a log: each call's working time is its event's
+    _, sample = scenario
+    span = next(e.id for e in sample.events if isinstance(e, SpanBeginEvent) and e.name == "writer")
+    logged = [
+        e.working_time for e in sample.events if isinstance(e, ModelEvent) and e.span_id == span
+    ]
+    drawn_calls = timeline(sample).run.lane("writer").model_calls
+    assert len(logged) == 5 and all(w is not None for w in logged)
+    assert [c.working for c in drawn_calls] == logged
+
+
 def test_few_members_are_not_compact(scenario: tuple[Path, EvalSample]) -> None:
     _, sample = scenario
     root = ET.fromstring(timeline(sample).to_svg())

@@ -105,8 +105,24 @@ def _name_of(mark: Mark) -> str:
     return ""
 
 
+def _before_model(marks: Sequence[Mark]) -> str:
+    calls = [m for m in marks if isinstance(m, ModelCall)]
+    why = "waiting for a connection slot, a retry's backoff or the run's first call's setup"
+    if len(calls) == 1:
+        c = calls[0]
+        return f"before the model call's own time {_span(c.start, c.model_start)}: {why}"
+    total = sum(c.model_start - c.start for c in calls)
+    start, end = min(c.start for c in calls), max(c.model_start for c in calls)
+    return (
+        f"{len(calls)} model calls' time before the model's own, {total:.3f} s in all, "
+        f"{_span(start, end)}: {why}"
+    )
+
+
 def describe(kind: str, marks: Sequence[Mark]) -> str:
     """Hover text for one drawn mark standing for ``marks`` (all of ``kind``)."""
+    if kind == "setup":
+        return _before_model(marks)
     if len(marks) == 1:
         return _one(marks[0])
     start, end = min(m.start for m in marks), max(m.end for m in marks)

@@ -241,6 +241,7 @@ def _collect(
                         cached=event.cache == "read",
                         error=event.error,
                         end_recorded=event.completed is not None,
+                        working=event.working_time,
                     )
                 )
             else:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from swarm.timeline._model import Lane, Mark, RunTimeline
+from swarm.timeline._model import Lane, Mark, ModelCall, RunTimeline
 
 __all__ = [
     "COMPACT_FROM",
@@ -133,16 +133,24 @@ class Placed:
 
 
 def place(
-    g: Geometry, kind: str, marks: Sequence[Mark], *, width: Callable[[Mark], float] | None = None
+    g: Geometry,
+    kind: str,
+    marks: Sequence[Mark],
+    *,
+    width: Callable[[Mark], float] | None = None,
+    span: Callable[[Mark], tuple[float, float]] | None = None,
 ) -> list[Placed]:
     """``marks`` of one kind on one lane, merged where they would overlap or touch, and (with
-    ``g.bin``) where they start in the same bin of ``g.bin`` pixels."""
+    ``g.bin``) where they start in the same bin of ``g.bin`` pixels; ``span`` gives the part of
+    a mark drawn (default: its start to its end)."""
     placed: list[Placed] = []
     group: list[Mark] = []
     x0 = x1 = 0.0
-    for mark in sorted(marks, key=lambda m: m.start):
-        a = g.x(mark.start)
-        b = max(g.x(mark.end), a + (width(mark) if width else g.min_width))
+    spans = span or (lambda m: (m.start, m.end))
+    for mark in sorted(marks, key=lambda m: spans(m)[0]):
+        start, end = spans(mark)
+        a = g.x(start)
+        b = max(g.x(end), a + (width(mark) if width else g.min_width))
         same_bin = g.bin is not None and (a - g.gutter) // g.bin == (x0 - g.gutter) // g.bin
         if group and (a <= x1 + g.gap or same_bin):
             group.append(mark)
@@ -156,6 +164,16 @@ def place(
     return placed
 
 
+def _before_model(mark: Mark) -> tuple[float, float]:
+    assert isinstance(mark, ModelCall)
+    return mark.start, mark.model_start
+
+
+def _model_time(mark: Mark) -> tuple[float, float]:
+    assert isinstance(mark, ModelCall)
+    return mark.model_start, mark.end
+
+
 def lane_marks(g: Geometry, lane: Lane) -> list[Placed]:
     """Everything drawn on ``lane``, back to front: waits, calls, then point events."""
     point = g.point
@@ -163,9 +181,14 @@ def lane_marks(g: Geometry, lane: Lane) -> list[Placed]:
     refused = [w for w in lane.writes if w.rejected is not None]
     spawned = [s for s in lane.spawns if s.refused is None]
     spawn_refused = [s for s in lane.spawns if s.refused is not None]
+    # the model's own time, and before it (a connection slot, a retry's backoff, the first
+    # call's setup) where that is wide enough to see
+    calls = lane.model_calls
+    setups = [c for c in calls if g.x(c.model_start) - g.x(c.start) >= g.min_width]
     return [
         *place(g, "wait", lane.waits),
-        *place(g, "model", lane.model_calls),
+        *place(g, "setup", setups, span=_before_model),
+        *place(g, "model", calls, span=_model_time),
         *place(g, "tool", lane.tool_calls),
         *place(g, "write", writes, width=lambda _: point),
         *place(g, "rejected", refused, width=lambda _: point),

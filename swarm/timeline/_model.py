@@ -30,7 +30,10 @@ class ModelCall:
     """One model call a member (or one of its subagents: ``nested``) made.
 
     Inspect records no end for a call that failed or was cancelled (``end_recorded`` false):
-    it is taken to last until its loop's next event, or its member's end.
+    it is taken to last until its loop's next event, or its member's end.  ``working`` is
+    Inspect's working time of the call (``ModelEvent.working_time``): the model's own time,
+    without waiting for a connection slot, a retry's backoff or the run's first call's one-time
+    setup, which come before it (``model_start``).
     """
 
     start: float
@@ -41,6 +44,15 @@ class ModelCall:
     cached: bool = False
     error: str | None = None
     end_recorded: bool = True
+    working: float | None = None
+
+    @property
+    def model_start(self) -> float:
+        """When the model's own time began, as drawn: the recorded end less the working time
+        (never before the start); the start when either is unknown."""
+        if self.working is None or not self.end_recorded:
+            return self.start
+        return min(self.end, max(self.start, self.end - self.working))
 
 
 @attrs.frozen(kw_only=True)

@@ -37,6 +37,7 @@ STYLE = """
 .stl .s-pending{fill:#afb8c1;stroke:#afb8c1}
 .stl .life{stroke:none}
 .stl .mark.model{fill:#0969da}
+.stl .mark.setup{fill:#0969da;fill-opacity:.18}
 .stl .mark.tool{fill:#8250df}
 .stl .mark.err{fill:#cf222e}
 .stl .mark.nested{fill-opacity:.5}
@@ -109,7 +110,7 @@ def _glyph(p: Placed, g: Geometry, cy: float, tip: str) -> str:
 def _mark(p: Placed, g: Geometry, bar: float) -> str:
     h, cy = g.lane_height, g.lane_height / 2
     tip = _title(describe(p.kind, p.marks))
-    if p.kind not in ("model", "tool", "wait"):
+    if p.kind not in ("model", "setup", "tool", "wait"):
         return _glyph(p, g, cy, tip)
     classes = ["mark", p.kind]
     if any(getattr(m, "error", None) for m in p.marks):
@@ -122,7 +123,7 @@ def _mark(p: Placed, g: Geometry, bar: float) -> str:
         outcomes = {getattr(m, "outcome", "") for m in p.marks}
         classes.extend(f"o-{o}" for o in sorted(outcomes) if o)
         y0, y1 = cy - h * 0.44, cy + h * 0.44
-    elif p.kind == "model":
+    elif p.kind in ("model", "setup"):
         y0, y1 = cy - h * 0.4, cy - bar / 2 - 0.5
     else:
         y0, y1 = cy + bar / 2 + 0.5, cy + h * 0.4
@@ -289,6 +290,7 @@ def _stop(run: RunTimeline, g: Geometry) -> str:
 _LEGEND = (
     ('<rect class="life s-submitted" x="0" y="-2" width="16" height="4"/>', "life (status colour)"),
     ('<rect class="mark model" x="0" y="-6" width="12" height="5"/>', "model call"),
+    ('<rect class="mark setup" x="0" y="-6" width="12" height="5"/>', "before the model's time"),
     ('<rect class="mark tool" x="0" y="1" width="12" height="5"/>', "tool call"),
     ('<rect class="mark model err" x="0" y="-6" width="12" height="5"/>', "errored call"),
     ('<rect class="mark wait" x="0" y="-6" width="16" height="12"/>', "swarm_wait"),
