@@ -2,7 +2,8 @@
 
 ``swarm/swarm`` (the agent), ``swarm/worker`` and ``swarm/deepagent`` (members wired to the
 channels),
-``swarm/calculator_worker`` and ``swarm/swarm_demo`` (the demo),
+``swarm/calculator_worker`` and ``swarm/swarm_demo`` (the demo), the ``swarm/member_scores``
+scorer (``swarm.analysis``),
 the ``swarm/scripted`` model, and the ``bwrap`` sandbox provider (``swarm._faces.bwrap``).
 
 Inspect names an object from an installed package ``<package>/<name>``.  From an *editable*
@@ -26,6 +27,7 @@ from swarm._faces.agent import swarm
 from swarm._faces.deepagent import deepagent_member
 from swarm._faces.worker import worker
 from swarm._inspect.private import register_as, unshadow_inspect_name
+from swarm.analysis import member_scores
 from swarm.cli import install_inspect_excepthook
 from swarm.demo import calculator_worker, swarm_demo
 from swarm.testing import _scripted  # noqa: F401  (registers swarm/scripted)
@@ -40,3 +42,5 @@ for _obj in (swarm, worker, deepagent_member, calculator_worker, swarm_demo):
     if "/" not in _name:
         register_as(_obj, f"{PACKAGE}/{_name}")
         unshadow_inspect_name("agent", _name)  # "deepagent" by name stays Inspect's
+if "/" not in registry_info(member_scores).name:
+    register_as(member_scores, f"{PACKAGE}/member_scores")
