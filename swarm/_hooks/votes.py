@@ -58,12 +58,13 @@ def _normalized(normalize: Normalizer, m: MemberView) -> str | None:
         key = normalize(m.answer)
     except Exception as ex:
         raise ValueError(
-            f"the normaliser {_name(normalize)} raised {ex!r} on {m.name}'s answer"
+            f"the normaliser {_name(normalize)} failed on the answer of {m.name}: "
+            f"{type(ex).__name__}: {ex}"
         ) from ex
     if not isinstance(key, str):
         raise TypeError(
-            f"the normaliser {_name(normalize)} returned {type(key).__name__} {key!r} for "
-            f"{m.name}'s answer; it must return a str"
+            f"the normaliser {_name(normalize)} returned {type(key).__name__} {key!r} for the "
+            f"answer of {m.name}, not a str"
         )
     return key or None
 
