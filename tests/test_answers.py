@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import answer_plugins
 import attrs
 import pytest
 from inspect_ai.event import ModelEvent, SpanBeginEvent
@@ -28,7 +29,6 @@ from swarm import (
 from swarm.analysis import swarm_result
 from swarm.testing import Step, call, fail, pause, reply, run_eval, scripted_model, submit
 
-import answer_plugins
 from helpers import catalog, ledger, only_sample, result, statuses, worker
 
 NAMES = ("m1", "m2", "m3", "m4", "m5")
