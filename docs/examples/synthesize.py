@@ -33,8 +33,9 @@ ledger = sample.store[LEDGER_KEY]
 
 print("output:", sample.output.completion)
 print("final meter tokens:", ledger["final"]["usage"]["total_tokens"])
-print("final meter == the call's usage:", ledger["final"]["usage"] == call.output.usage.model_dump())
-print("calls:", ledger["calls"]["calls"], "| swarm tokens:", ledger["swarm"]["usage"]["total_tokens"])
+final, swarm_meter = ledger["final"]["usage"], ledger["swarm"]["usage"]
+print("final meter == the call's usage:", final == call.output.usage.model_dump())
+print("calls:", ledger["calls"]["calls"], "| swarm tokens:", swarm_meter["total_tokens"])
 print("sample tokens:", sample.model_usage["swarm/scripted"].total_tokens)
 print("the prompt's answers:")
 prompt = call.input[-1].text
