@@ -28,9 +28,9 @@ from inspect_ai.scorer import (
     value_to_float,
 )
 from inspect_ai.solver import TaskState
-from inspect_ai.util import registry_create
 
 from swarm._schemas import ResultRecord
+from swarm._spec.verifier import named_scorer
 from swarm.errors import ConfigError
 from swarm.records import RESULT_KEY
 
@@ -42,12 +42,7 @@ MEMBER_SCORE_KEYS = ("team", "best", "mean", "any")
 
 def _scorer_of(value: Scorer | str) -> Scorer:
     if isinstance(value, str):
-        try:
-            return registry_create("scorer", value)
-        except Exception as ex:
-            raise ConfigError(
-                f"member_scores.scorer: no Inspect scorer called {value!r} ({ex})"
-            ) from None
+        return named_scorer(value, "member_scores.scorer")
     if not callable(value):
         raise ConfigError(f"member_scores.scorer: expected a scorer, got {value!r}")
     return value
