@@ -19,6 +19,7 @@ from swarm._hooks.catalog import (
     rubric,
 )
 from swarm._hooks.defaults import first_submission, last_submission
+from swarm._hooks.votes import Normalizer, load_normalizer, normalize_answer, vote
 from swarm._report.counters import CommCounts
 from swarm._run.bridge_tools import BridgeTools, bridge_tools
 from swarm._run.bus import Bus, current_bus
@@ -41,6 +42,7 @@ from swarm.errors import (
 )
 from swarm.hookspecs import Register, hookimpl, hookspec
 from swarm.records import (
+    ANSWER_MAX_CHARS,
     KERNEL_PREFIX,
     LEDGER_KEY,
     MESSAGES_KEY,
@@ -50,6 +52,7 @@ from swarm.records import (
     RESULT_KEY,
     SPAWNS_KEY,
     SUBAGENTS_KEY,
+    SYNTHESIS_PROMPT,
     Answer,
     Decision,
     Delivery,
@@ -73,8 +76,10 @@ from swarm.records import (
     RuleResult,
     SpawnDecision,
     SpawnRequest,
+    Submission,
     SwarmResult,
     SwarmView,
+    Synthesis,
     WaitNews,
     is_protected_key,
 )
@@ -82,6 +87,7 @@ from swarm.records import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "ANSWER_MAX_CHARS",
     "KERNEL_PREFIX",
     "LEDGER_KEY",
     "MESSAGES_KEY",
@@ -91,6 +97,7 @@ __all__ = [
     "RESERVED_KEYS",
     "RESULT_KEY",
     "SPAWNS_KEY",
+    "SYNTHESIS_PROMPT",
     "Answer",
     "BridgeTools",
     "Budget",
@@ -113,6 +120,7 @@ __all__ = [
     "MemberSubmitted",
     "MemberView",
     "NoticeLine",
+    "Normalizer",
     "PluginCatalog",
     "PluginError",
     "PluginSource",
@@ -131,9 +139,11 @@ __all__ = [
     "RubricRule",
     "RuleFailure",
     "RuleResult",
+    "Submission",
     "SwarmError",
     "SwarmResult",
     "SwarmView",
+    "Synthesis",
     "UsageError",
     "WaitNews",
     "__version__",
@@ -152,8 +162,10 @@ __all__ = [
     "is_protected_key",
     "kernel_seal",
     "last_submission",
+    "load_normalizer",
     "load_topology",
     "member",
+    "normalize_answer",
     "plugin_catalog",
     "record_digest",
     "reset_plugin_catalog",
@@ -163,5 +175,6 @@ __all__ = [
     "swarm_on_continue",
     "swarm_tools",
     "swarm_wait",
+    "vote",
     "worker",
 ]

@@ -4,8 +4,9 @@
 channels),
 ``swarm/calculator_worker`` and ``swarm/swarm_demo`` (the demo), ``swarm/swarm_arm`` and
 ``swarm/arms_demo`` (experiments), the ``swarm/swarm_diagnosis`` scorer (the failure checks of
-``swarm.diagnosis``), the ``swarm/scripted`` and ``swarm/noisy`` models, and the ``bwrap``
-sandbox provider (``swarm._faces.bwrap``).
+``swarm.diagnosis``) and the ``swarm/member_scores`` scorer (``swarm.analysis``), the
+``swarm/scripted`` and ``swarm/noisy`` models, and the ``bwrap`` sandbox provider
+(``swarm._faces.bwrap``).
 
 Inspect names an object from an installed package ``<package>/<name>``.  From an *editable*
 install of a distribution whose name (``swarm-eval``) differs from its package (``swarm``) it
@@ -29,6 +30,7 @@ from swarm._faces.agent import swarm
 from swarm._faces.deepagent import deepagent_member
 from swarm._faces.worker import worker
 from swarm._inspect.private import register_as, unshadow_inspect_name
+from swarm.analysis import member_scores
 from swarm.cli import install_inspect_excepthook
 from swarm.demo import calculator_worker, swarm_demo
 from swarm.diagnosis import swarm_diagnosis
@@ -49,3 +51,5 @@ for _obj in (swarm, worker, deepagent_member, calculator_worker, swarm_demo, swa
 
 if "/" not in registry_info(swarm_diagnosis).name:
     scorer(metrics={"*": [mean()]}, name=f"{PACKAGE}/{SCORER_NAME}")(swarm_diagnosis_scorer)
+if "/" not in registry_info(member_scores).name:
+    register_as(member_scores, f"{PACKAGE}/member_scores")

@@ -1,6 +1,7 @@
-"""The schemas of the stored records that have readers: the ledger (``inspect_swarm:ledger``),
-the spawn ledger (``inspect_swarm:spawns``), the message log (``inspect_swarm:messages``) and
-the subagents record (``inspect_swarm:subagents``).
+"""The schemas of the stored records that have readers: the result record
+(``inspect_swarm:result``), the ledger (``inspect_swarm:ledger``), the spawn ledger
+(``inspect_swarm:spawns``), the message log (``inspect_swarm:messages``) and the subagents
+record (``inspect_swarm:subagents``).
 
 One frozen pydantic model per record (and per part of one), each field with its description,
 unknown fields refused.  Both sides use these same classes:
@@ -9,9 +10,10 @@ unknown fields refused.  Both sides use these same classes:
   ``SwarmLedger``; the runtime's spawn entries *are* ``SpawnLedgerEntry``s (``_report/spawns``
   calls them ``SpawnEntry``); ``_report/subagents.py`` validates its entries through a
   ``SubagentsRecord``; the kernel passes the ``messages`` channel's log through
-  ``MessageLog`` before it writes it (``_run/finish.py``).  Each writes ``model_dump()``, so a
-  record has the schema's fields, in the schema's order, and a field the schema lacks, or one
-  missing, fails the build instead of reaching the store;
+  ``MessageLog`` before it writes it, and the result record (``swarm.SwarmResult``, the value
+  ``swarm_run_ended`` observers get) through ``ResultRecord`` (``_run/finish.py``).  Each
+  writes ``model_dump()``, so a record has the schema's fields, in the schema's order, and a
+  field the schema lacks, or one missing, fails the build instead of reaching the store;
 - ``swarm.analysis`` re-exports them to read a log's records back (``swarm_ledger()``,
   ``swarm_spawns()``, ``swarm_messages()``), and their ``model_json_schema()`` describes every
   field.
@@ -27,8 +29,9 @@ A number that a writer may store either as an integer or as a float (a sample li
 ``600``, a token overshoot, a split weight) is ``int | float``: pydantic turns an integer in a
 ``float`` field into a float, which would write ``600.0`` where the record holds ``600``.
 
-The result record is not here: it is a hook value (``swarm.SwarmResult``, attrs, unstructured by
-``swarm.serialization``) with no reader of its own, so it already has one schema.
+The result record is a hook value too (``swarm.SwarmResult``, attrs, unstructured by
+``swarm.serialization``); ``ResultRecord`` is its stored form, and the kernel writes the one
+through the other, so a field added to one side only fails the build.
 """
 
 from __future__ import annotations
@@ -38,6 +41,10 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 __all__ = [
+    "ResultFinal",
+    "ResultMember",
+    "ResultRecord",
+    "ResultSubmission",
     "Calls",
     "LedgerBudget",
     "LedgerCaps",
@@ -174,6 +181,68 @@ class SwarmLedger(_Record):
     resumed: bool = Field(description="The sample resumed from a checkpoint.")
     total_complete: bool = Field(description="No call is known to be missing from totals.")
     attribution_complete: bool = Field(description="total_complete and unattributed is zero.")
+
+
+# -- the result record ------------------------------------------------------------------------
+
+
+class ResultMember(_Record):
+    """One member in the result record."""
+
+    name: str = Field(description="The member's name.")
+    role: str | None = Field(description="Its role.")
+    state: Literal["pending", "running", "ended"] = Field(description="Where it is in its life.")
+    status: str | None = Field(description="How it ended; null unless ended.")
+    submitted: bool = Field(description="status == 'submitted'.")
+    started: float | None = Field(description="When it started (seconds since the start).")
+    time: float | None = Field(description="When it ended (seconds since the start).")
+    parent: str | None = Field(description="The member that spawned it.")
+    depth: int = Field(description="Spawning depth (0: a roster member).")
+    sandbox: str | None = Field(description="Its own sandbox (always null in this version).")
+    error: str | None = Field(description="An errored member's error (its repr).")
+    gate_checks: int = Field(description="Its gate checks.")
+    gate_passes: int = Field(description="Its gate checks that passed.")
+    first_pass_time: float | None = Field(description="When its first check passed.")
+    answer: str | None = Field(
+        description="The text it submitted (its output's completion), cut at 10,000 "
+        "characters; null unless it submitted."
+    )
+    answer_chars: int | None = Field(description="The full length of that text.")
+    verified: bool | None = Field(
+        description="The verifier's verdict on its submission; null: none checked it."
+    )
+
+
+class ResultFinal(_Record):
+    """How the answer was chosen, and its text."""
+
+    mode: (
+        Literal["first", "last", "controller", "vote", "verify_then_vote", "synthesize"] | None
+    ) = Field(description="The rule that chose it; null with no answer.")
+    member: str | None = Field(description="The answer's member (null: none, or synthesized).")
+    reason: str | None = Field(description="A controller's reason, or why there is no answer.")
+    provisional: bool = Field(description="The run did not end normally.")
+    answer: str | None = Field(description="The answer's text, cut at 10,000 characters.")
+    answer_chars: int | None = Field(description="The full length of the answer's text.")
+
+
+class ResultSubmission(_Record):
+    """One submission, in the order they came."""
+
+    member: str = Field(description="Who submitted.")
+    time: float = Field(description="When (seconds since the start).")
+    answer: str | None = Field(description="What (cut at 10,000 characters).")
+    verified: bool | None = Field(description="The verifier's verdict; null: none checked it.")
+
+
+class ResultRecord(_Record):
+    """The ``inspect_swarm:result`` record (version 1)."""
+
+    version: Literal[1] = Field(description="Record version.")
+    members: list[ResultMember] = Field(description="Every member, in the order they joined.")
+    final: ResultFinal = Field(description="The answer.")
+    stop_reason: str | None = Field(description="Why the swarm stopped itself.")
+    submissions: list[ResultSubmission] = Field(description="Every submission, in order.")
 
 
 # -- the spawn ledger -------------------------------------------------------------------------

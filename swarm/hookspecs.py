@@ -87,8 +87,10 @@ def swarm_register_controllers(register: Register) -> None:
     ``swarm_on_quiescence``, ``swarm_choose_answer``...).  It is built and registered on each
     run's own plugin manager.  Optional attributes the kernel reads: ``verifier`` (``"task"``,
     a scorer name or a ``Scorer``: every submission is checked and the verdict is in
-    ``MemberSubmitted.verified``), ``idle_seconds`` (call ``swarm_on_quiescence`` after that
-    long with nothing happening).
+    ``MemberSubmitted.verified`` and ``MemberView.verified``), ``idle_seconds`` (call
+    ``swarm_on_quiescence`` after that long with nothing happening), ``synthesis`` (a
+    ``Synthesis``: the model and prompt of the final step an answer of mode ``synthesize``
+    runs).
 
     :param register: call ``register(name, factory)`` once per controller.
     :return: nothing.
@@ -169,8 +171,10 @@ def swarm_on_submission(view: SwarmView, event: MemberSubmitted) -> Decision | N
     The built-in default does nothing.  ``Decision()`` (empty) vetoes later implementations,
     for example a controller's stop.
 
-    :param view: the run with the member already ``ended`` and ``submitted``.
-    :param event: who submitted, and when.
+    :param view: the run with the member already ``ended`` and ``submitted``; every member's
+        view holds the answer it submitted (``MemberView.answer``) and its verdict.
+    :param event: who submitted, when, what (``answer``: the text of its final output, cut at
+        ``ANSWER_MAX_CHARS``) and the verifier's verdict (``verified``).
     :return: a ``Decision``; ``None`` to defer.
 
     .. versionadded:: 0.1
@@ -219,10 +223,14 @@ def swarm_choose_answer(view: SwarmView) -> Answer | None:
 
     Stops at first non-None result.  Called after every change (for the provisional answer)
     and once when the swarm ends.  The built-in default picks the earliest submission (ties by
-    roster order).  A controller's explicit ``Decision(answer=...)`` overrides this hook.
+    roster order).  A controller's explicit ``Decision(answer=...)`` overrides this hook.  The
+    view holds every member's answer, so a rule can choose by content (``swarm.vote``).  An
+    ``Answer(member=None, mode="synthesize")`` asks for the final step: when every member has
+    ended, one model call reads the answers and writes the answer (metered as the ledger's
+    ``final``).
 
     :param view: the run now.
-    :return: an ``Answer`` (``member=None`` for none); ``None`` to defer.
+    :return: an ``Answer`` (``member=None`` for none, with a ``reason``); ``None`` to defer.
 
     .. versionadded:: 0.1
     """

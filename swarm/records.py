@@ -15,6 +15,7 @@ import attrs
 from swarm._checks import as_float, as_whole, number_field
 
 __all__ = [
+    "ANSWER_MAX_CHARS",
     "EVIDENCE_TYPE",
     "evidence_entries",
     "is_protected_key",
@@ -29,6 +30,7 @@ __all__ = [
     "RESULT_KEY",
     "SPAWNS_KEY",
     "SPAWN_REFUSALS",
+    "SYNTHESIS_PROMPT",
     "STATUSES",
     "TOPOLOGY_REASONS",
     "Answer",
@@ -42,6 +44,8 @@ __all__ = [
     "Rejection",
     "SpawnDecision",
     "SpawnRequest",
+    "Submission",
+    "Synthesis",
     "WaitNews",
     "FinalMode",
     "FinalRecord",
@@ -144,11 +148,19 @@ MemberState = Literal["pending", "running", "ended"]
 Delivery = Literal["notify", "poll"]
 """How a member learns of channel activity: notices at turn boundaries, or only when it looks."""
 
-FinalRule = Literal["first", "last"]
-"""Answer rules a controller can name: earliest or latest submission (ties by roster order)."""
+FinalRule = Literal["first", "last", "vote", "verify_then_vote", "synthesize"]
+"""Answer rules a controller can name: the earliest or latest submission (ties by roster order),
+the most frequent normalised answer (``vote``), the same among the answers a verifier passed
+(``verify_then_vote``), or one model call that reads the answers and writes one
+(``synthesize``)."""
 
-FinalMode = Literal["first", "last", "controller"]
+FinalMode = Literal["first", "last", "controller", "vote", "verify_then_vote", "synthesize"]
 """How the answer was chosen, as recorded in ``FinalRecord.mode``."""
+
+ANSWER_MAX_CHARS = 10_000
+"""The most characters of an answer the views and the result record keep: a longer answer is
+cut at this bound (its full length is the record's ``answer_chars``).  The sample's output keeps
+the whole text."""
 
 STATUSES: frozenset[str] = frozenset(
     {"submitted", "unsubmitted", "stopped", "share", "swarm_cap", "cancelled", "errored"}
@@ -227,7 +239,13 @@ class MemberInfo:
 
 @attrs.frozen(kw_only=True)
 class MemberView:
-    """A member as decision hooks see it: state and outcome, never its text or output."""
+    """A member as decision hooks see it: state and outcome, and the answer it submitted.
+
+    ``answer`` is the text of its final output (``output.completion``, what the sample would be
+    scored on), set once it submits and cut at ``ANSWER_MAX_CHARS``; ``None`` until then, and
+    for a member that ended without submitting.  ``verified`` is the verifier's verdict on that
+    submission (``None``: no verifier checked it).  Never its messages.
+    """
 
     name: str
     role: str | None
@@ -244,6 +262,8 @@ class MemberView:
     # its agent talks to its model through Inspect's agent bridge (declared, or seen at its
     # first bridged call): it polls, and its tool calls are not the transcript's tool events
     bridged: bool = False
+    answer: str | None = None
+    verified: bool | None = None
 
     @property
     def submitted(self) -> bool:
@@ -256,7 +276,8 @@ class SwarmView:
     """A frozen snapshot of a swarm run, handed to every decision hook.
 
     ``time`` is seconds since the swarm started; ``stopping`` is true once a stop has begun, and
-    ``stop_reason`` then says why.
+    ``stop_reason`` then says why.  Each member's view holds the answer it submitted (its text,
+    bounded), never its messages.
     """
 
     members: tuple[MemberView, ...]
@@ -305,12 +326,14 @@ class SwarmView:
 class MemberSubmitted:
     """A member's agent returned a submission at ``time`` (seconds since the swarm started).
 
-    ``verified`` is the verdict of the controller's verifier on it (``None``: no verifier).
+    ``verified`` is the verdict of the controller's verifier on it (``None``: no verifier);
+    ``answer`` its text (``output.completion``, cut at ``ANSWER_MAX_CHARS``).
     """
 
     member: str
     time: float
     verified: bool | None = None
+    answer: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -387,16 +410,33 @@ class MemberResult:
     gate_checks: int = 0
     gate_passes: int = 0
     first_pass_time: float | None = None
+    answer: str | None = None
+    answer_chars: int | None = None
+    verified: bool | None = None
 
 
 @attrs.frozen(kw_only=True)
 class FinalRecord:
-    """How the answer was chosen (``mode``, ``member``, ``reason``) and if it is provisional."""
+    """How the answer was chosen (``mode``, ``member``, ``reason``), if it is provisional, and
+    its text (``answer``, cut at ``ANSWER_MAX_CHARS``; ``answer_chars`` its full length)."""
 
     mode: FinalMode | None
     member: str | None
     reason: str | None
     provisional: bool
+    answer: str | None = None
+    answer_chars: int | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Submission:
+    """One submission in the result record: who, when, what (bounded), and the verifier's
+    verdict (``None``: no verifier checked it)."""
+
+    member: str
+    time: float
+    answer: str | None
+    verified: bool | None
 
 
 @attrs.frozen(kw_only=True)
@@ -407,6 +447,34 @@ class SwarmResult:
     members: tuple[MemberResult, ...] = ()
     final: FinalRecord
     stop_reason: str | None = None
+    submissions: tuple[Submission, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class Synthesis:
+    """How the final step of the ``synthesize`` answer rule writes the answer.
+
+    ``model``: the model of its one call (``None``: the task's model); ``prompt``: its text,
+    with ``{input}`` (the sample's input) and ``{answers}`` (the members' answers, numbered)
+    replaced (``None``: ``SYNTHESIS_PROMPT``).
+    """
+
+    model: str | None = None
+    prompt: str | None = None
+
+
+SYNTHESIS_PROMPT = """\
+Several agents worked on the same task independently. The task was:
+
+{input}
+
+Their answers:
+
+{answers}
+
+Read the answers, weigh where they agree and disagree, and write the single best answer to the \
+task. Reply with the answer only."""
+"""The ``synthesize`` step's default prompt."""
 
 
 # -- what crosses the channel hooks ----------------------------------------------------------

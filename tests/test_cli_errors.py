@@ -346,7 +346,14 @@ def test_topology_check_prints_the_resolved_topology() -> None:
             "plugin": "leaderless",
             "distribution": "swarm-eval",
             "version": "0.1.0",
-            "params": {"stop_on_submission": False, "final": "last"},
+            "params": {
+                "stop_on_submission": False,
+                "final": "last",
+                "verifier": None,
+                "normalize": None,
+                "synthesize_model": None,
+                "synthesize_prompt": None,
+            },
         },
         "channels": [],
         "budget": {

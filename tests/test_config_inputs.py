@@ -645,7 +645,8 @@ def test_a_typo_in_a_key_or_a_name_gets_the_closest_valid_one(tmp_path: Path) ->
     typo = controller("leaderless", stop_on_submision=False)
     assert error_of(lambda: swarm(members="react", controller=typo)) == (
         "controller: controller 'leaderless': unknown parameter(s) 'stop_on_submision' (did you "
-        "mean 'stop_on_submission'?); expected some of final, stop_on_submission"
+        "mean 'stop_on_submission'?); expected some of final, normalize, stop_on_submission, "
+        "synthesize_model, synthesize_prompt, verifier"
     )
     assert error_of(
         lambda: swarm(members="react", channels=[channel("messages", route="all")])

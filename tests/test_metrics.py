@@ -196,6 +196,8 @@ def test_verified_stops_at_the_first_passing_submission(log_dir: Path) -> None:
         "member": "worker-2",
         "reason": "verified",
         "provisional": False,
+        "answer": "42",
+        "answer_chars": 2,
     }
     assert statuses(sample) == {
         "worker-1": "submitted",

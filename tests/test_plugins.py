@@ -297,6 +297,8 @@ def test_topology_file_runs_quorum_controller_and_bulletin_channel(tmp_path: Pat
         "member": "worker-2",
         "reason": "quorum",
         "provisional": False,
+        "answer": "42",
+        "answer_chars": 2,
     }
     assert statuses(sample) == {
         "worker-1": "submitted",

@@ -10,7 +10,10 @@
   spawn ledger) or the channel's record is a fault (the message log).
 - Real runs' records are the same, byte for byte, as the code before the schemas wrote them:
   ``tests/data/stored_records.json`` holds them as that code (commit 33b903b) stored them for the
-  runs of ``stored_runs.py``; never rewrite it to make this test pass.
+  runs of ``stored_runs.py``; never rewrite it to make this test pass.  Its result records
+  have since gained the fields of answers (each member's ``answer``, ``answer_chars`` and
+  ``verified``, the final's ``answer`` and ``answer_chars``, ``submissions``): regenerated from
+  the same runs, after checking that without those fields every byte was the same.
 - The ledger's fields are in the spec's order (``tests/data/spec_ledger_example.json``), the spawn
   ledger's and the message log's in their tables' order on ``docs/spawning.md``; every field has
   a description.
@@ -33,7 +36,16 @@ from pydantic import BaseModel, ValidationError
 
 import swarm._schemas as schemas
 import swarm.analysis
-from swarm import Budget, MemberLimits, channel, member
+from swarm import (
+    Budget,
+    FinalRecord,
+    MemberLimits,
+    MemberResult,
+    Submission,
+    SwarmResult,
+    channel,
+    member,
+)
 from swarm import swarm as swarm_solver
 from swarm._accounts.accounts import Accounts
 from swarm._accounts.caps import SAMPLE_LIMIT_KINDS, SwarmCaps
@@ -100,6 +112,10 @@ def differences(writer: Fields, reader: Fields) -> list[str]:
 # -- the readers are the writers' classes ---------------------------------------------------------
 
 READ_BACK = [
+    "ResultFinal",
+    "ResultMember",
+    "ResultRecord",
+    "ResultSubmission",
     "Calls",
     "LedgerBudget",
     "LedgerCaps",
@@ -192,6 +208,11 @@ FEEDS: dict[str, tuple[Callable[[], Fields], type[BaseModel]]] = {
     "SAMPLE_LIMIT_KINDS": (sample_limit_fields, schemas.SampleLimits),
     "messages Entry.as_dict": (entry_fields, schemas.MessageLogEntry),
     "Mailbox.seen": (seen_fields, schemas.Seen),
+    # the result record: the hook value swarm_run_ended gets, written through its schema
+    "SwarmResult": (lambda: attrs_fields(SwarmResult), schemas.ResultRecord),
+    "MemberResult": (lambda: attrs_fields(MemberResult), schemas.ResultMember),
+    "FinalRecord": (lambda: attrs_fields(FinalRecord), schemas.ResultFinal),
+    "Submission": (lambda: attrs_fields(Submission), schemas.ResultSubmission),
 }
 
 
@@ -394,6 +415,7 @@ def test_the_pinned_records_hold_numbers_as_they_were_given() -> None:
 @pytest.mark.parametrize("run", list(stored_runs.RUNS))
 def test_the_pinned_records_read_back_and_dump_unchanged(run: str) -> None:
     readers = {
+        "inspect_swarm:result": schemas.ResultRecord,
         "inspect_swarm:ledger": schemas.SwarmLedger,
         "inspect_swarm:spawns": schemas.SpawnLedger,
         "inspect_swarm:messages": schemas.MessageLog,
@@ -470,7 +492,7 @@ def all_models() -> list[type[BaseModel]]:
 
 def test_every_field_of_every_schema_has_a_description() -> None:
     found = all_models()
-    assert len(found) == 19  # the ledger 8, spawns 2, messages 3, subagents 6
+    assert len(found) == 23  # the result 4, the ledger 8, spawns 2, messages 3, subagents 6
     missing = [
         f"{m.__name__}.{name}"
         for m in found

@@ -44,6 +44,8 @@ def test_leaderless_stops_at_first_submission(log_dir: Path) -> None:
         "member": "worker-2",
         "reason": None,
         "provisional": False,
+        "answer": "42",
+        "answer_chars": 2,
     }
     assert sample.output.completion.endswith("42")
     assert sample.scores is not None and sample.scores["includes"].value == "C"
@@ -126,6 +128,8 @@ def test_every_member_errored_is_a_sample_error_with_their_errors(log_dir: Path)
         "member": None,
         "reason": "no_submissions",
         "provisional": False,
+        "answer": None,
+        "answer_chars": None,
     }
     assert record["stop_reason"] == "all_done"
     assert statuses(sample) == {"worker-1": "errored", "worker-2": "errored"}
@@ -144,6 +148,8 @@ def test_no_submission_gives_empty_output(log_dir: Path) -> None:
         "member": None,
         "reason": "no_submissions",
         "provisional": False,
+        "answer": None,
+        "answer_chars": None,
     }
     assert statuses(sample) == {"worker-1": "errored", "worker-2": "member_limit:turn"}
     assert sample.output.completion == ""

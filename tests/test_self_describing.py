@@ -47,7 +47,14 @@ def test_a_swarm_built_in_python_logs_its_resolved_topology(log_dir: Path) -> No
         "plugin": "leaderless",
         "distribution": "swarm-eval",
         "version": "0.1.0",
-        "params": {"stop_on_submission": False, "final": "last"},
+        "params": {
+            "stop_on_submission": False,
+            "final": "last",
+            "verifier": None,
+            "normalize": None,
+            "synthesize_model": None,
+            "synthesize_prompt": None,
+        },
     }
     # every parameter the channel runs with: the given one and the defaults
     assert topology["channels"] == [

@@ -111,10 +111,13 @@ def test_controller_parameters_are_checked() -> None:
         )
     assert str(info.value) == (
         "controller: controller 'leaderless': unknown parameter(s) 'stop'; expected some of "
-        "final, stop_on_submission"
+        "final, normalize, stop_on_submission, synthesize_model, synthesize_prompt, verifier"
     )
     with pytest.raises(ConfigError, match="controller: leaderless.final: 'last' needs stop_on"):
-        swarm(members=member(react), controller={"name": "leaderless", "final": "last"})
+        swarm(
+            members=member(react),
+            controller={"name": "leaderless", "final": "last", "stop_on_submission": True},
+        )
 
 
 def test_toml_topology(tmp_path: Path) -> None:

@@ -32,13 +32,14 @@ from helpers import metrics, only_sample, result, statuses, worker
         (
             "leaderless",
             {"final": "middle"},
-            "leaderless.final: expected 'first' or 'last', got 'middle'",
+            "leaderless.final: expected one of 'first', 'last', 'vote', 'verify_then_vote', "
+            "'synthesize', got 'middle'",
         ),
         (
             "leaderless",
-            {"final": "last"},
-            "leaderless.final: 'last' needs stop_on_submission=False (with a stop at the first "
-            "submission the last is the first)",
+            {"final": "last", "stop_on_submission": True},
+            "leaderless.final: 'last' needs stop_on_submission=False (a stop at the first "
+            "submission leaves only the first)",
         ),
         (
             "quiescence",
@@ -89,6 +90,12 @@ def test_good_settings_at_their_edges() -> None:
     assert (leaderless().stop_on_submission, leaderless().final) == (True, "first")
     got = leaderless(stop_on_submission=False, final="last")
     assert (got.stop_on_submission, got.final) == (False, "last")
+    # every rule but first lets everyone finish unless told otherwise
+    for final in ("last", "vote", "synthesize"):
+        assert leaderless(final=final).stop_on_submission is False  # type: ignore[arg-type]
+    assert leaderless(final="vote").synthesis is None
+    got = leaderless(final="synthesize", synthesize_model="swarm/scripted")
+    assert (got.synthesis.model, got.synthesis.prompt) == ("swarm/scripted", None)
     q = quiescence()
     assert (q.idle_seconds, q.final) == (60.0, "first")
     q = quiescence(idle_seconds=2, final="last")
@@ -115,7 +122,14 @@ def test_leaderless_stops_at_the_first_submission(log_dir: Path) -> None:
     sample = only_sample(run_eval(solver, model=model, log_dir=log_dir))
     record = result(sample)
     assert record["stop_reason"] == "submitted"
-    assert record["final"] == {"mode": "first", "member": "a", "reason": None, "provisional": False}
+    assert record["final"] == {
+        "mode": "first",
+        "member": "a",
+        "reason": None,
+        "provisional": False,
+        "answer": "42",
+        "answer_chars": 2,
+    }
     assert statuses(sample) == {"a": "submitted", "b": "cancelled"}
 
 
@@ -133,6 +147,8 @@ def test_leaderless_lets_everyone_finish(log_dir: Path, final: str, answer: str)
         "member": answer,
         "reason": None,
         "provisional": False,
+        "answer": {"a": "42", "b": "43"}[answer],
+        "answer_chars": 2,
     }
 
 
@@ -150,6 +166,8 @@ def test_quiescence_answers_first_or_last(log_dir: Path, final: str, answer: str
         "member": answer,
         "reason": None,
         "provisional": False,
+        "answer": {"a": "42", "b": "43"}[answer],
+        "answer_chars": 2,
     }
 
 
@@ -182,6 +200,8 @@ def test_verified_answers_with_the_first_passing_submission(log_dir: Path) -> No
         "member": "b",
         "reason": "verified",
         "provisional": False,
+        "answer": "42",
+        "answer_chars": 2,
     }
     assert sample.output.completion == "42"
 
@@ -191,4 +211,11 @@ def test_verified_without_a_pass_answers_with_the_first_submission(log_dir: Path
     solver = swarm(members=members(), controller=controller("verified", verifier=match()))
     record = result(only_sample(run_eval(solver, model=model, log_dir=log_dir)))
     assert record["stop_reason"] == "all_done"
-    assert record["final"] == {"mode": "first", "member": "a", "reason": None, "provisional": False}
+    assert record["final"] == {
+        "mode": "first",
+        "member": "a",
+        "reason": None,
+        "provisional": False,
+        "answer": "41",
+        "answer_chars": 2,
+    }

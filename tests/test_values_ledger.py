@@ -155,6 +155,8 @@ def test_an_interrupted_run_alone_makes_the_totals_incomplete(log_dir: Path) -> 
         "member": None,
         "reason": "no_submissions",
         "provisional": True,
+        "answer": None,
+        "answer_chars": None,
     }
     assert answer["members"][0]["state"] == "pending"
     assert metrics(sample)["never_acted"] == ["worker"]
@@ -318,6 +320,8 @@ def test_an_output_cut_at_the_model_length_is_unsubmitted(log_dir: Path) -> None
             "member": None,
             "reason": "no_submissions",
             "provisional": False,
+            "answer": None,
+            "answer_chars": None,
         }
         assert sample.output.completion == ""
         assert ledger(sample)["swarm"]["usage"]["total_tokens"] == 15
@@ -340,6 +344,8 @@ def test_an_answer_chosen_before_a_sample_limit_is_provisional(log_dir: Path) ->
         "member": "quick",
         "reason": None,
         "provisional": True,
+        "answer": "42",
+        "answer_chars": 2,
     }
     assert record["stop_reason"] is None
     assert sample.output.completion == "42"
@@ -360,6 +366,8 @@ def test_a_final_answer_is_not_provisional(log_dir: Path) -> None:
         "member": "worker",
         "reason": None,
         "provisional": False,
+        "answer": "42",
+        "answer_chars": 2,
     }
     # the swarm's conversation ends with the answer, marked as the final one
     assert sample.messages[-1].metadata == {
@@ -411,7 +419,11 @@ def test_a_members_result_entry(log_dir: Path) -> None:
         "gate_checks": 0,
         "gate_passes": 0,
         "first_pass_time": None,
+        "answer": "42",
+        "answer_chars": 2,
+        "verified": None,
     }
+    assert (helper["answer"], helper["answer_chars"], helper["verified"]) == (None, None, None)
     assert 0.0 <= lead["started"] < lead["time"] <= metrics(sample)["wall_clock"]
     assert (helper["role"], helper["status"], helper["submitted"]) == (None, "errored", False)
     assert helper["error"] == "ScriptedModelError('down')"

@@ -40,9 +40,10 @@ class Accounts:
         self.members: dict[str, UsageMeter] = {}
         self.limits: dict[str, MemberLimits] = {}
         self.runtime = UsageMeter()
-        # the final step's meter: there is no final step in this version, so the ledger writes
-        # it as zero
+        # the final step's meter (the ``synthesize`` answer rule's one call; zero otherwise):
+        # a call made outside every member while ``final_step`` is set is the final step's
         self.final = UsageMeter()
+        self.final_step = False
         # running totals of the swarm for the caps (the swarm meter itself is the sum of the
         # parts, computed when asked)
         self._live_tokens = 0
@@ -96,7 +97,8 @@ class Accounts:
         """UsageMeter one completed call; return the limit error the calling member must get.
 
         ``member`` is ``None`` (or not a member of this run) for a call made in the swarm outside
-        every member's task: it is the runtime's.  For a member, ``metered`` is Inspect's own
+        every member's task: it is the runtime's, or the final step's while ``final_step`` is
+        set.  For a member, ``metered`` is Inspect's own
         running record of everything the member spent (its ``UsageTap``): the meter is brought
         up to it, so usage the hook never saw (a native compaction) counts before the caps are
         checked.  ``suspended`` marks a call
@@ -104,7 +106,7 @@ class Accounts:
         means the swarm must stop with ``swarm_cap``.
         """
         if member is None or member not in self.members:
-            meter = self.runtime
+            meter = self.final if self.final_step else self.runtime
             if suspended:
                 meter.add_suspended(usage)
                 self._live_cost += usage.total_cost or 0.0

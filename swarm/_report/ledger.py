@@ -161,6 +161,6 @@ def ledger_from(outcome: RunOutcome, events: RunEvents) -> dict[str, Any]:
         stop_reason=outcome.stop_reason,
         ended_by=outcome.ended_by,
         interrupted=outcome.interrupted,
-        final_cancelled=False,
+        final_cancelled=outcome.final_cancelled,
         wall_clock=outcome.wall_clock,
     )

@@ -45,6 +45,10 @@ class MemberEnd:
     cancelled: bool = False
     background_started: int = 0
     background_cancelled: int = 0
+    # what it submitted (cut at ANSWER_MAX_CHARS), its full length, the verifier's verdict
+    answer: str | None = None
+    answer_chars: int | None = None
+    verified: bool | None = None
 
     @property
     def name(self) -> str:
@@ -63,6 +67,9 @@ class RunOutcome:
 
     members: tuple[MemberEnd, ...]
     answer: Answer
+    # the answer's text (None: no answer), whole; the final step was cancelled
+    answer_text: str | None
+    final_cancelled: bool
     interrupted: bool
     stop_reason: str | None
     ended_by: str | None

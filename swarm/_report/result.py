@@ -9,7 +9,7 @@ from inspect_ai.scorer import value_to_float
 
 from swarm._report.events import RunEvents
 from swarm._report.outcome import MemberEnd, RunOutcome
-from swarm.records import FinalRecord, MemberResult, SwarmResult
+from swarm.records import ANSWER_MAX_CHARS, FinalRecord, MemberResult, Submission, SwarmResult
 
 __all__ = ["Gates", "build_result", "member_gates"]
 
@@ -36,7 +36,13 @@ def member_gates(m: MemberEnd, events: RunEvents, started_at: datetime) -> Gates
 
 
 def build_result(outcome: RunOutcome, gates: Mapping[str, Gates]) -> SwarmResult:
-    """The result record of a finished run; provisional when the run was interrupted."""
+    """The result record of a finished run; provisional when the run was interrupted.
+
+    ``submissions`` lists every submission (spawned members' too) in the order they came, each
+    with its answer and the verifier's verdict.
+    """
+    text = outcome.answer_text
+    submitted = [m for m in outcome.members if m.status == "submitted" and m.ended is not None]
     return SwarmResult(
         members=tuple(
             MemberResult(
@@ -53,6 +59,9 @@ def build_result(outcome: RunOutcome, gates: Mapping[str, Gates]) -> SwarmResult
                 gate_checks=gates[m.name][0],
                 gate_passes=gates[m.name][1],
                 first_pass_time=gates[m.name][2],
+                answer=m.answer,
+                answer_chars=m.answer_chars,
+                verified=m.verified,
             )
             for m in outcome.members
         ),
@@ -61,6 +70,12 @@ def build_result(outcome: RunOutcome, gates: Mapping[str, Gates]) -> SwarmResult
             member=outcome.answer.member,
             reason=outcome.answer.reason,
             provisional=outcome.interrupted,
+            answer=None if text is None else text[:ANSWER_MAX_CHARS],
+            answer_chars=None if text is None else len(text),
         ),
         stop_reason=outcome.stop_reason,
+        submissions=tuple(
+            Submission(member=m.name, time=m.ended or 0.0, answer=m.answer, verified=m.verified)
+            for m in sorted(submitted, key=lambda m: (m.ended or 0.0, m.info.index))
+        ),
     )

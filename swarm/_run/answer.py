@@ -1,24 +1,49 @@
 """The swarm's answer: which member's submission it is, and the output it gives the sample.
 
 A controller's explicit ``Decision(answer=...)`` wins; otherwise ``swarm_choose_answer`` decides
-after every change (the answer is provisional until the run ends).
+after every change (the answer is provisional until the run ends).  An answer of mode
+``synthesize`` names no member: the final step (``final_step``) writes it when the members end,
+and what it gave (or why it gave nothing) is then the answer.
+
+Each member's own answer is the text of its final output (``output.completion``: with react()'s
+``submit()`` tool, what react made of the submitted answer), kept when it submits.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 
 from inspect_ai.agent import AgentState
 from inspect_ai.model import ChatMessage, ModelOutput
 
 from swarm._hooks.calls import RunHooks
-from swarm._run.members import Roster
+from swarm._run.members import Roster, RunMember
 from swarm.errors import PluginError
-from swarm.records import INFO_SOURCE, Answer, SwarmView
+from swarm.records import ANSWER_MAX_CHARS, INFO_SOURCE, Answer, MemberSubmitted, SwarmView
 
-__all__ = ["AnswerChoice"]
+__all__ = ["AnswerChoice", "bounded", "keep_answer", "submission"]
+
+logger = logging.getLogger("swarm")
 
 NO_ANSWER = Answer(member=None, mode=None, reason="no_submissions")
+
+
+def bounded(text: str | None) -> tuple[str | None, int | None]:
+    """``text`` cut at ``ANSWER_MAX_CHARS``, and its full length."""
+    if text is None:
+        return None, None
+    return text[:ANSWER_MAX_CHARS], len(text)
+
+
+def submission(m: RunMember) -> MemberSubmitted:
+    """The event of ``m``'s submission (it has ended ``submitted``)."""
+    return MemberSubmitted(member=m.name, time=m.ended or 0.0, verified=m.verified, answer=m.answer)
+
+
+def keep_answer(m: RunMember, state: AgentState) -> None:
+    """Keep what ``m`` submits: its final output's text, bounded."""
+    m.answer, m.answer_chars = bounded(state.output.completion if state.output.choices else "")
 
 
 class AnswerChoice:
@@ -29,6 +54,9 @@ class AnswerChoice:
         self._hooks = hooks
         self._chosen: Answer | None = None
         self.answer: Answer = NO_ANSWER
+        # set by the final step: what it wrote (its output), or why it wrote nothing
+        self.final: Answer | None = None
+        self.synthesized: ModelOutput | None = None
 
     def choose(self, member: str, reason: str | None) -> None:
         """A controller chose ``member``'s submission (it must have submitted)."""
@@ -37,13 +65,19 @@ class AnswerChoice:
     def refresh(self, view: SwarmView) -> Answer:
         """Choose the answer as of ``view``; a plugin that names a member that has not submitted
         is at fault."""
+        if self.final is not None:
+            self.answer = self.final
+            return self.final
         answer = self._chosen
         decided = None
         if answer is None:
             decided = self._hooks.choose_answer(view)
             answer = decided[1] if decided is not None else None
-        if answer is None or answer.member is None:
-            answer = NO_ANSWER
+        if answer is not None and answer.member is None and answer.mode == "synthesize":
+            pass  # the final step writes it
+        elif answer is None or answer.member is None:
+            reason = None if answer is None else answer.reason
+            answer = Answer(member=None, mode=None, reason=reason or "no_submissions")
         else:
             m = self._roster.get(answer.member)
             if m is None or m.status != "submitted":
@@ -55,19 +89,48 @@ class AnswerChoice:
 
     @property
     def output(self) -> ModelOutput:
-        """The answer member's output, unchanged (empty with no answer)."""
+        """The answer member's output, unchanged (the synthesis's for ``synthesize``; empty
+        with no answer)."""
+        if self.answer.mode == "synthesize":
+            return self.synthesized or ModelOutput()
         chosen = self._roster.get(self.answer.member)
         if chosen is not None and chosen.agent_state is not None:
             return chosen.agent_state.output
         return ModelOutput()
 
+    def text(self) -> str | None:
+        """The answer's text (``None`` with no answer)."""
+        if self.answer.member is None and self.synthesized is None:
+            return None
+        output = self.output
+        return output.completion if output.choices else ""
+
+    def give(
+        self,
+        state: AgentState,
+        view: SwarmView,
+        input_messages: Sequence[ChatMessage],
+        *,
+        interrupted: bool,
+    ) -> None:
+        """The answer as of ``view`` given to the swarm's state: its output and, unless the run
+        was interrupted, its conversation.  A plugin's fault here is logged (and already
+        reported to the run)."""
+        try:
+            self.refresh(view)
+        except PluginError:
+            logger.exception("answer selection failed while the swarm ended")
+        state.output = self.output
+        if not interrupted:
+            self.final_conversation(state, input_messages)
+
     def final_conversation(self, state: AgentState, input_messages: Sequence[ChatMessage]) -> None:
         """The swarm's messages: the sample's input and the answer's last message, marked."""
-        chosen = self._roster.get(self.answer.member)
-        if chosen is None or chosen.agent_state is None or not chosen.agent_state.output.choices:
+        output = self.output
+        if not output.choices:
             return
-        last = chosen.agent_state.output.message
-        final = {"mode": self.answer.mode, "member": chosen.name}
+        last = output.message
+        final = {"mode": self.answer.mode, "member": self.answer.member}
         last = last.model_copy(
             update={"metadata": {**(last.metadata or {}), INFO_SOURCE: {"final": final}}}
         )

@@ -32,9 +32,10 @@ from swarm._accounts.pricing import check_prices
 from swarm._hooks.calls import RunHooks
 from swarm._hooks.catalog import PluginCatalog
 from swarm._inspect.private import token_metering_suspended
-from swarm._run.answer import AnswerChoice
+from swarm._run.answer import AnswerChoice, submission
 from swarm._run.assembly import instantiate, run_plugin_manager
 from swarm._run.bus import Bus, ChannelSettings, RateControl, bus_context
+from swarm._run.final_step import FinalStep
 from swarm._run.finish import RunOrigin, run_origin, run_outcome, write_records
 from swarm._run.identity import bind_contexts
 from swarm._run.member_task import MemberRunner
@@ -57,7 +58,6 @@ from swarm.records import (
     TOPOLOGY_REASONS,
     Decision,
     MemberEnded,
-    MemberSubmitted,
     MemberView,
     Quiescent,
     SwarmView,
@@ -124,6 +124,9 @@ class SwarmRun:
         self._root = contextvars.Context()  # the run's own context, taken when it starts
         self._all_ended: anyio.Event | None = None
         self.answers = AnswerChoice(self.roster, self.hooks)
+        self.final = FinalStep(
+            self.answers, self.roster, self.accounts, self.controller, input_messages
+        )
 
     # -- the ports: what the services see -------------------------------------------------------
 
@@ -269,6 +272,7 @@ class SwarmRun:
                     self.stop("all_done")
             if self.failure is not None:  # the run cancelled itself for it
                 raise self.failure
+            await self.final.run(self.view(), self.now, self.grace)
         except BaseException as ex:
             self.interrupted = True
             if self.failure is None:
@@ -333,8 +337,8 @@ class SwarmRun:
         )
         if decide and not self.stopping and self._tg is not None and self.failure is None:
             if status == "submitted":
-                submitted = MemberSubmitted(member=m.name, time=m.ended, verified=m.verified)
-                self._apply(self.hooks.on_submission(self.view(), submitted), "swarm_on_submission")
+                sub = submission(m)
+                self._apply(self.hooks.on_submission(self.view(), sub), "swarm_on_submission")
             if not self.stopping:
                 self._apply(self.hooks.on_member_end(self.view(), event), "swarm_on_member_end")
         if self.spawner is not None:  # its parent's receipt, its own children torn down
@@ -393,13 +397,7 @@ class SwarmRun:
             self.bus.evidence.write()
         except Exception:  # nor can the evidence cost the log its records
             logger.exception("swarm: could not write the run's evidence")
-        try:
-            self.answers.refresh(self.view())
-        except PluginError:
-            logger.exception("answer selection failed while the swarm ended")
-        state.output = self.answers.output
-        if not self.interrupted:
-            self.answers.final_conversation(state, self.input_messages)
+        self.answers.give(state, self.view(), self.input_messages, interrupted=self.interrupted)
         outcome = run_outcome(
             self.roster,
             self.wiring,
@@ -407,6 +405,8 @@ class SwarmRun:
             self.waits,
             self.accounts,
             answer=self.answers.answer,
+            answer_text=self.answers.text(),
+            final_cancelled=self.final.cancelled,
             interrupted=self.interrupted,
             stop_reason=self.stop_reason,
             ended_by=self.ended_by,

@@ -42,7 +42,7 @@ from swarm._run.members import Roster
 from swarm._run.seal import canonical_json, record_digest, seal_records
 from swarm._run.waits import Waits
 from swarm._run.wiring import Wiring
-from swarm._schemas import MessageLog, schema_problem
+from swarm._schemas import MessageLog, ResultRecord, schema_problem
 from swarm.errors import PluginError
 from swarm.records import (
     INFO_SOURCE,
@@ -90,7 +90,8 @@ def write_records(outcome: RunOutcome, hooks: RunHooks) -> SwarmResult:
     gates = {m.name: member_gates(m, events, outcome.started_at) for m in outcome.members}
     result = build_result(outcome, gates)
     written: dict[str, str] = {}
-    write_record(RESULT_KEY, "result", lambda: unstructure(result), written)
+    stored = lambda: ResultRecord.model_validate(unstructure(result)).model_dump()  # noqa: E731
+    write_record(RESULT_KEY, "result", stored, written)
     write_record(LEDGER_KEY, "ledger", lambda: ledger_from(outcome, events), written)
     metrics = lambda: _metrics(outcome, events, gates, comm, hooks)  # noqa: E731
     write_record(METRICS_KEY, "metrics", metrics, written)
@@ -299,6 +300,8 @@ def run_outcome(
     accounts: Accounts,
     *,
     answer: Answer,
+    answer_text: str | None,
+    final_cancelled: bool,
     interrupted: bool,
     stop_reason: str | None,
     ended_by: str | None,
@@ -331,10 +334,15 @@ def run_outcome(
                 cancelled=m.status == "cancelled" or m.work_cancelled,
                 background_started=0 if m.background is None else m.background.started,
                 background_cancelled=0 if m.background is None else m.background.cancelled,
+                answer=m.answer,
+                answer_chars=m.answer_chars,
+                verified=m.verified,
             )
             for m in roster
         ),
         answer=answer,
+        answer_text=answer_text,
+        final_cancelled=final_cancelled,
         interrupted=interrupted,
         stop_reason=stop_reason,
         ended_by=ended_by,

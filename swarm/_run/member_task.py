@@ -29,6 +29,7 @@ from inspect_ai.util import (
 
 from swarm._accounts.caps import effective_grace
 from swarm._inspect.private import UsageTap
+from swarm._run.answer import keep_answer
 from swarm._run.background import BackgroundOwner, BackgroundWatcher
 from swarm._run.gate import check
 from swarm._run.identity import member_context
@@ -149,6 +150,7 @@ class MemberRunner:
                     reason = state.output.stop_reason if state.output.choices else None
                     if reason in ("content_filter", "model_length"):
                         return "unsubmitted"
+                    keep_answer(m, state)
                     if self._verifier is not None and m.info.depth == 0:
                         # a child's answer is to its parent's task, not the sample's
                         await self._verify(m, state, self._verifier)

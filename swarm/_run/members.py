@@ -42,6 +42,8 @@ _VIEWED = frozenset(
         "gate_checks",
         "gate_passes",
         "bridged",
+        "answer",
+        "verified",
     }
 )
 
@@ -54,6 +56,8 @@ class RunMember:
         "_view",
         "agent_state",
         "agent_status",
+        "answer",
+        "answer_chars",
         "background",
         "bridged",
         "delivery",
@@ -94,6 +98,9 @@ class RunMember:
         self.gate_passes = 0
         self.first_pass_time: float | None = None
         self.verified: bool | None = None
+        # the text it submitted (cut at ANSWER_MAX_CHARS) and its full length, once it submits
+        self.answer: str | None = None
+        self.answer_chars: int | None = None
         self.scope: anyio.CancelScope | None = None
         self.agent_state: AgentState | None = None
         # the status its agent returned with (kept when a hard stop cuts its background drain)
@@ -157,6 +164,8 @@ class RunMember:
                 gate_checks=self.gate_checks,
                 gate_passes=self.gate_passes,
                 bridged=self.bridged is not None,
+                answer=self.answer,
+                verified=self.verified,
             )
             object.__setattr__(self, "_view", view)
         return view

@@ -14,7 +14,7 @@ from inspect_ai.util import registry_create
 
 from swarm.errors import ConfigError
 
-__all__ = ["Verifier", "resolve_verifier"]
+__all__ = ["Verifier", "named_scorer", "resolve_verifier"]
 
 Verifier = str | Scorer
 
@@ -24,13 +24,19 @@ def resolve_verifier(value: Any) -> Verifier | None:
     if value is None or value == "task":
         return value  # type: ignore[no-any-return]
     if isinstance(value, str):
-        try:
-            return registry_create("scorer", value)
-        except Exception as ex:
-            raise ConfigError(
-                f"verifier: no Inspect scorer called {value!r} ({ex}); give 'task' for the "
-                "task's own scorer, or a registered scorer name such as 'match'"
-            ) from None
+        hint = (
+            "; give 'task' for the task's own scorer, or a registered scorer name such as 'match'"
+        )
+        return named_scorer(value, "verifier", hint)
     if callable(value):
         return value  # type: ignore[no-any-return]
     raise ConfigError(f"verifier: expected 'task', a scorer name or a Scorer, got {value!r}")
+
+
+def named_scorer(name: str, where: str, hint: str = "") -> Scorer:
+    """The Inspect scorer registered as ``name``, built with its defaults; a ``ConfigError``
+    naming ``where`` (then ``hint``) when there is none."""
+    try:
+        return registry_create("scorer", name)
+    except Exception as ex:
+        raise ConfigError(f"{where}: no Inspect scorer called {name!r} ({ex}){hint}") from None

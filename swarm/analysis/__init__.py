@@ -10,6 +10,10 @@
   dispatched through deepagent, as a ``SubagentsRecord``;
 - the models are the ones the records are written through (one schema per record), so they
   have exactly the stored fields;
+- ``swarm_result(sample)``: the result record (each member's answer and verdict, the answer,
+  the submissions) as a ``ResultRecord``;
+- ``member_scores(scorer)``: an Inspect scorer (``swarm/member_scores``) that scores the swarm's
+  answer and every member's: team, best, mean and any member, as metrics over samples;
 - ``swarm_evidence(sample, kind=None)``: the run's evidence of channel activity (every write,
   view, notice line and wait: ids and sizes, never text), in order;
 - ``arm_table(log_dir)``: an experiment's arms (``swarm arms``), one ``ArmRow`` each
@@ -41,7 +45,15 @@ from swarm.analysis._ledger import (
     Usage,
     swarm_ledger,
 )
+from swarm.analysis._member_scores import MEMBER_SCORE_KEYS, member_scores
 from swarm.analysis._plots import Comparison, comparison_figures, frontier, write_comparison
+from swarm.analysis._result import (
+    ResultFinal,
+    ResultMember,
+    ResultRecord,
+    ResultSubmission,
+    swarm_result,
+)
 from swarm.analysis._spawns import (
     MessageLog,
     MessageLogEntry,
@@ -70,6 +82,7 @@ __all__ = [
     "pass_at_k",
     "pass_hat_k",
     "sample_cost",
+    "MEMBER_SCORE_KEYS",
     "LedgerBudget",
     "Calls",
     "LedgerCaps",
@@ -77,6 +90,10 @@ __all__ = [
     "MessageLog",
     "MessageLogEntry",
     "Meter",
+    "ResultFinal",
+    "ResultMember",
+    "ResultRecord",
+    "ResultSubmission",
     "SampleLimits",
     "SpawnLedger",
     "SpawnLedgerEntry",
@@ -89,10 +106,12 @@ __all__ = [
     "SwarmColumns",
     "SwarmLedger",
     "Usage",
+    "member_scores",
     "require_dataframes",
     "swarm_evidence",
     "swarm_ledger",
     "swarm_messages",
+    "swarm_result",
     "swarm_spawns",
     "swarm_subagents",
 ]

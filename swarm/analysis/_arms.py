@@ -29,8 +29,10 @@ __all__ = [
     "sample_cost",
 ]
 
-MEMBER_SCORES = "member_scores"
-"""The score that, when a log has it, gives a swarm's best member and mean member."""
+MEMBER_SCORES = ("member_scores", "swarm/member_scores")
+"""The names of the score (``swarm.analysis.member_scores``: the bare name from an editable
+install, the qualified one otherwise) that, when a log has it, gives a swarm's best member and
+mean member."""
 
 _to_float = value_to_float()
 
@@ -185,7 +187,7 @@ def _num(value: float | None, fmt: str) -> str:
 def _score_value(sample: EvalSample, scorer: str | None) -> float:
     scores = sample.scores or {}
     if scorer is None:
-        names = [n for n in scores if n != MEMBER_SCORES]
+        names = [n for n in scores if n not in MEMBER_SCORES]
         if not names:
             return 0.0
         scorer = names[0]
@@ -195,7 +197,8 @@ def _score_value(sample: EvalSample, scorer: str | None) -> float:
 
 
 def _member_figure(sample: EvalSample, key: str) -> float | None:
-    score = (sample.scores or {}).get(MEMBER_SCORES)
+    scores = sample.scores or {}
+    score = next((scores[n] for n in MEMBER_SCORES if n in scores), None)
     if score is None or not isinstance(score.value, Mapping) or key not in score.value:
         return None
     value: Any = score.value[key]

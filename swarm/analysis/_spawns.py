@@ -34,6 +34,7 @@ __all__ = [
     "SubagentSeen",
     "SubagentUsage",
     "SubagentsRecord",
+    "read_record",
     "swarm_messages",
     "swarm_spawns",
     "swarm_subagents",
@@ -43,7 +44,9 @@ __all__ = [
 M = TypeVar("M", bound=BaseModel)
 
 
-def _read(sample: EvalSample, key: str, model: type[M]) -> M | None:
+def read_record(sample: EvalSample, key: str, model: type[M]) -> M | None:
+    """The sample's record under ``key`` read as ``model`` (``None``: it has none);
+    ``ValueError`` for a version other than 1."""
     data: Any = (sample.store or {}).get(key)
     if data is None:
         return None
@@ -58,16 +61,16 @@ def _read(sample: EvalSample, key: str, model: type[M]) -> M | None:
 
 def swarm_spawns(sample: EvalSample) -> SpawnLedger | None:
     """The sample's spawn ledger, or ``None`` (no member of its swarm could spawn)."""
-    return _read(sample, SPAWNS_KEY, SpawnLedger)
+    return read_record(sample, SPAWNS_KEY, SpawnLedger)
 
 
 def swarm_messages(sample: EvalSample) -> MessageLog | None:
     """The sample's message log, or ``None`` (its swarm had no messages channel)."""
-    return _read(sample, MESSAGES_KEY, MessageLog)
+    return read_record(sample, MESSAGES_KEY, MessageLog)
 
 
 def swarm_subagents(sample: EvalSample) -> SubagentsRecord | None:
     """The sample's subagents record, or ``None`` (no member dispatched a deepagent subagent).
     Its ``entries`` are ``SubagentDispatch``, ``SubagentEnd`` and ``SubagentReceived`` values,
     told apart by their ``op``."""
-    return _read(sample, SUBAGENTS_KEY, SubagentsRecord)
+    return read_record(sample, SUBAGENTS_KEY, SubagentsRecord)

@@ -21,6 +21,7 @@ from inspect_ai import Task, task, task_with
 from inspect_ai.util import registry_create
 
 from swarm import swarm
+from swarm.analysis import member_scores
 from swarm.errors import ConfigError
 from swarm.experiments._arms import ARM_KINDS, Arm
 
@@ -168,9 +169,13 @@ def swarm_arm(
     the_arm = Arm(kind=arm, k=int(k), budget=int(budget), topology=topology)
     config = arm_topology(the_arm, agent, reserve, topology)
     loaded = load_task(task, task_args)
+    scorers = list(loaded.scorer or [])
+    if arm == "swarm" and scorers:  # every member's answer scored too: best@k, mean member
+        scorers.append(member_scores(scorers[0]))
     return task_with(
         loaded,
         solver=swarm(config=config),
+        scorer=scorers or None,
         epochs=the_arm.epochs,
         token_limit=the_arm.token_limit,
         name=the_arm.name,

@@ -1,0 +1,45 @@
+"""member_scores(): every member's answer scored next to the swarm's own score.
+
+With no argument: runs a swarm of four members of which one (m2) is right, scored by
+member_scores(match()), and prints its metrics; the log is written under member-scores-logs/.
+With a log file: prints the member_scores metrics of that log (as `inspect score` wrote them).
+"""
+
+import sys
+
+from inspect_ai.agent import react
+from inspect_ai.log import read_eval_log
+from inspect_ai.scorer import match
+
+from swarm import controller, member, swarm
+from swarm.analysis import member_scores
+from swarm.testing import pause, reply, run_eval, scripted_model, submit
+
+
+def show(log) -> None:
+    for score in log.results.scores:
+        if score.scorer.startswith("member_scores"):
+            print(f"{score.scorer:<15} {score.name:<5} mean {score.metrics['mean'].value:.2f}")
+
+
+if len(sys.argv) > 1:
+    show(read_eval_log(sys.argv[1]))
+    sys.exit()
+
+ANSWERS = {"m1": "41", "m2": "42", "m3": "40", "m4": "43"}
+SCRIPTS = {
+    name: [reply("thinking"), pause(0.15 * (i + 1), submit(answer))]
+    for i, (name, answer) in enumerate(ANSWERS.items())
+}
+solver = swarm(
+    members=[member(react, name=name) for name in ANSWERS],
+    controller=controller("leaderless", final="first", stop_on_submission=False),
+)
+log = run_eval(
+    solver,
+    model=scripted_model(SCRIPTS),
+    scorer=member_scores(match()),
+    log_dir="member-scores-logs",
+)
+print(log.samples[0].scores["member_scores"].value)
+show(log)

@@ -1,0 +1,109 @@
+"""The answer rules that read answers: ``vote`` and ``verify_then_vote``, and their normaliser.
+
+Both count the answers of roster members that submitted (a spawned member's answer is to its
+parent's task), as the views hold them (cut at ``ANSWER_MAX_CHARS``).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+from swarm.errors import ConfigError
+from swarm.records import Answer, MemberView, SwarmView
+
+__all__ = ["Normalizer", "load_normalizer", "normalize_answer", "vote"]
+
+Normalizer = Callable[[str], str]
+"""A function from an answer's text to the form votes compare."""
+
+
+def normalize_answer(text: str) -> str:
+    """The default normaliser: whitespace stripped from both ends, every run of whitespace
+    inside made one space, and the text case-folded (``"  Forty\\n TWO "`` -> ``"forty two"``)."""
+    return " ".join(text.split()).casefold()
+
+
+def load_normalizer(value: Any, where: str) -> Normalizer:
+    """A normaliser from a setting: a callable, or ``"module:function"`` (imported now).
+
+    ``ConfigError`` naming ``where`` for anything else, a module that does not import or a name
+    it lacks.
+    """
+    if callable(value):
+        return value  # type: ignore[no-any-return]
+    if not isinstance(value, str) or value.count(":") != 1:
+        raise ConfigError(f"{where}: expected a function or 'module:function', got {value!r}")
+    module_name, _, name = value.partition(":")
+    try:
+        found = getattr(importlib.import_module(module_name), name)
+    except (ImportError, AttributeError) as ex:
+        raise ConfigError(f"{where}: cannot load {value!r}: {ex}") from None
+    if not callable(found):
+        raise ConfigError(f"{where}: {value!r} is {type(found).__name__}, not a function")
+    return found  # type: ignore[no-any-return]
+
+
+def _name(normalize: Normalizer) -> str:
+    module = getattr(normalize, "__module__", None)
+    qualname = getattr(normalize, "__qualname__", None) or repr(normalize)
+    return f"{module}:{qualname}" if module else qualname
+
+
+def _normalized(normalize: Normalizer, m: MemberView) -> str | None:
+    if m.answer is None:
+        return None
+    try:
+        key = normalize(m.answer)
+    except Exception as ex:
+        raise ValueError(
+            f"the normaliser {_name(normalize)} failed on the answer of {m.name}: "
+            f"{type(ex).__name__}: {ex}"
+        ) from ex
+    if not isinstance(key, str):
+        raise TypeError(
+            f"the normaliser {_name(normalize)} returned {type(key).__name__} {key!r} for the "
+            f"answer of {m.name}, not a str"
+        )
+    return key or None
+
+
+def vote(
+    view: SwarmView, *, normalize: Normalizer | None = None, verified_only: bool = False
+) -> Answer:
+    """The most frequent normalised answer among the roster members' submissions.
+
+    ``normalize`` (default ``normalize_answer``) maps each answer to the form compared; an
+    answer that normalises to ``""`` is no vote.  A tie goes to the tied answer submitted first
+    (by the submission's time, then roster order), and the answer is that first submission's
+    member (mode ``vote``).  With ``verified_only`` only submissions the verifier passed vote
+    (mode ``verify_then_vote``; none passed: no answer, reason ``no_verified_submissions``).
+    No vote at all: no answer, reason ``no_submissions``.
+
+    A normaliser that raises or returns something other than a ``str`` raises an error naming
+    it (the hook that called ``vote`` then fails the sample with a ``PluginError``).
+    """
+    norm = normalize or normalize_answer
+    mode = "verify_then_vote" if verified_only else "vote"
+    subs = sorted(
+        (m for m in view.submissions if m.depth == 0),
+        key=lambda m: (m.ended or 0.0, m.index),
+    )
+    if verified_only:
+        subs = [m for m in subs if m.verified]
+        if not subs:
+            return Answer(member=None, mode=None, reason="no_verified_submissions")
+    counts: dict[str, int] = {}
+    first: dict[str, MemberView] = {}
+    for m in subs:
+        key = _normalized(norm, m)
+        if key is None:
+            continue
+        counts[key] = counts.get(key, 0) + 1
+        first.setdefault(key, m)
+    if not counts:
+        return Answer(member=None, mode=None, reason="no_submissions")
+    # dicts keep insertion order, which is submission order: max() keeps the first of a tie
+    winner = max(counts, key=lambda k: counts[k])
+    return Answer(member=first[winner].name, mode=mode)  # type: ignore[arg-type]

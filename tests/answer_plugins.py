@@ -1,0 +1,68 @@
+"""Plugins and normalisers the answer tests use: the stop-on-agreement controller (a plugin
+registered by its ``swarm_register_controllers``, as a distribution's entry point module would
+be) and normalisers good and bad, named ``answer_plugins:<name>`` from a topology."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from swarm import (
+    Decision,
+    MemberSubmitted,
+    Register,
+    SwarmView,
+    hookimpl,
+    normalize_answer,
+)
+
+
+class Agreement:
+    """Stop once ``size`` roster members submitted the same normalised answer; the answer is
+    the first of them."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    @hookimpl
+    def swarm_on_submission(self, view: SwarmView, event: MemberSubmitted) -> Decision | None:
+        if event.answer is None:
+            return None
+        key = normalize_answer(event.answer)
+        agreeing = sorted(
+            (
+                m
+                for m in view.submissions
+                if m.depth == 0 and m.answer is not None and normalize_answer(m.answer) == key
+            ),
+            key=lambda m: (m.ended or 0.0, m.index),
+        )
+        if len(agreeing) < self.size:
+            return None
+        return Decision(stop="agreement", answer=agreeing[0].name, reason="agreement")
+
+
+def agreement(size: int = 3) -> Agreement:
+    """Stop (reason ``controller:agreement``) once ``size`` members agree."""
+    return Agreement(size)
+
+
+@hookimpl
+def swarm_register_controllers(register: Register) -> None:
+    register("agreement", agreement)
+
+
+def digits(text: str) -> str:
+    """Only the digits of an answer (``"x = 3."`` -> ``"3"``)."""
+    return "".join(re.findall(r"\d", text))
+
+
+def raises(text: str) -> str:
+    raise ValueError(f"no number in {len(text)} characters")
+
+
+def not_text(text: str) -> Any:
+    return len(text)
+
+
+NOT_A_FUNCTION = "a normaliser's name must name a function"
