@@ -228,6 +228,22 @@ def test_every_figure_agrees_with_a_direct_count_from_the_logs(sweep: Any) -> No
         else:
             assert row.epochs == 1 and row.pass_at_k is None and row.team == row.accuracy
             assert (row.ci_lower, row.ci_upper) == pytest.approx(wilson(solved, 6))
+        if row.kind == "swarm":
+            # best@k and mean member: each member's kept answer, judged as includes() would
+            members = [
+                [
+                    float(m["status"] == "submitted" and str(s.target) in (m["answer"] or ""))
+                    for m in s.store["inspect_swarm:result"]["members"]
+                    if m["depth"] == 0
+                ]
+                for s in d["log"].samples
+            ]
+            assert all(len(m) == row.k for m in members)
+            assert row.best_at_k == pytest.approx(sum(max(m) for m in members) / 6)
+            assert row.mean_member == pytest.approx(sum(sum(m) / row.k for m in members) / 6)
+            assert row.best_at_k >= row.team
+        elif row.kind == "single":
+            assert (row.best_at_k, row.mean_member) == (None, None)
         successes = row.team * 6
         assert row.tokens_per_success == pytest.approx(sum(d["spent"].values()) / successes)
     # the figures of this seed, pinned
@@ -235,6 +251,8 @@ def test_every_figure_agrees_with_a_direct_count_from_the_logs(sweep: Any) -> No
         r.arm: (r.accuracy, r.team, r.tokens, r.max_tokens, r.within_budget) for r in table.rows
     }
     assert pinned == PINNED
+    members = {r.arm: (r.best_at_k, r.mean_member) for r in table.rows if r.kind == "swarm"}
+    assert members == {"swarm-2": (3 / 6, 1.5 / 6), "swarm-4": (3 / 6, 0.75 / 6)}
 
 
 PINNED: dict[str, tuple[float, float, float, int, bool]] = {
