@@ -3,6 +3,8 @@ answers), with one result per member span."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,7 +17,7 @@ scout = pytest.importorskip("inspect_scout")
 
 
 def test_a_scout_scan_finds_each_members_span(tmp_path: Path) -> None:
-    from swarm.diagnosis.scout import MAST_QUESTIONS, mast_scanners, member_spans
+    from swarm.diagnosis.scout import MAST_QUESTIONS, member_spans
 
     lead = [call("spawn_child", name=n, task=f"a word for {n}") for n in ("red", "blue")]
     lead += [call("wait_for_children"), call("read_messages"), submit("red: cherry, blue: sky")]
@@ -35,16 +37,34 @@ def test_a_scout_scan_finds_each_members_span(tmp_path: Path) -> None:
     [answer] = getattr(spans["red"][-1], "tool_calls", None) or []  # its last call: the submit
     assert (answer.function, answer.arguments) == ("submit", {"answer": "cherry"})
 
-    status = scout.scan(
-        mast_scanners(),
-        scout.transcripts_from(str(tmp_path / "logs")),
-        scans=str(tmp_path / "scans"),
-        model=scripted_model(answer="no, it kept to its task"),  # no key: the scripted model
-        display="none",
-        max_processes=1,
+    # the scan runs in a process of its own: Scout sets up Inspect's logging again (a second
+    # handler whose filter prefixes records logged in a sample with "sample=<id>"), which
+    # would change every later test's log messages in this process
+    scan = f"""
+import inspect_scout as scout
+from swarm.diagnosis.scout import mast_scanners
+from swarm.testing import scripted_model
+status = scout.scan(
+    mast_scanners(),
+    scout.transcripts_from({str(tmp_path / "logs")!r}),
+    scans={str(tmp_path / "scans")!r},
+    model=scripted_model(answer="no, it kept to its task"),  # no key: the scripted model
+    display="none",
+    max_processes=1,
+)
+assert status.complete
+print(status.location)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", scan],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
     )
-    assert status.complete
-    results = scout.scan_results_df(status.location)
+    assert done.returncode == 0, done.stderr[-3000:]
+    location = done.stdout.strip().splitlines()[-1]
+    results = scout.scan_results_df(location)
     assert sorted(results.scanners) == sorted(f"swarm_{name}" for name in MAST_QUESTIONS)
     for name in MAST_QUESTIONS:
         df = results.scanners[f"swarm_{name}"]

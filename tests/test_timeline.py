@@ -769,3 +769,37 @@ def test_timeline_is_a_face_of_the_kernel() -> None:
         if package in path.parents or path.parent.name == "cli":
             continue
         assert not {m for m in _imports(path) if m.startswith("swarm.timeline")}, path
+
+
+def test_the_docs_pictures_are_timelines_of_their_examples() -> None:
+    # docs/images holds what the examples drew (the build's own output, committed): each is a
+    # timeline of its example's members, with that run's critical path and findings
+    def picture(name: str) -> ET.Element:
+        return ET.fromstring((ROOT / "docs" / "images" / name).read_text(encoding="utf-8"))
+
+    def findings(root: ET.Element) -> list[tuple[str | None, str | None]]:
+        return [
+            (e.get("data-member"), e.get("data-check"))
+            for e in root.iter()
+            if local(e.tag) == "g" and e.get("class") == "finding" and e.get("data-check")
+        ]
+
+    def lanes(root: ET.Element) -> list[str | None]:
+        return [g.get("data-member") for g in svg_lanes(root)]
+
+    fan_out = picture("diagnosis-fan-out.svg")
+    assert lanes(fan_out) == ["lead", "north", "south", "east"]
+    (path,) = [e for e in fan_out.iter() if e.get("class") == "critical-path"]
+    assert path.get("data-steps") == "6" and findings(fan_out) == []
+    board = picture("diagnosis-board.svg")
+    assert lanes(board) == ["writer", "reader", "broken"]
+    assert findings(board) == [("reader", "ignored_input"), ("broken", "never_acted")]
+    demo = picture("timeline-demo.svg")
+    assert lanes(demo) == ["writer", "waiter", "crasher"]
+    assert findings(demo) == [
+        ("writer", "information_withholding"),
+        ("writer", "information_withholding"),
+        ("crasher", "never_acted"),
+    ]
+    for root in (fan_out, board, demo):  # drawn since model time excludes what came before it
+        assert [e for e in root.iter() if "setup" in classes(e)]

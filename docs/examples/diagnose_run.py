@@ -3,8 +3,13 @@ a reader ignores what it read and one member never acts.
 
 Runs on the scripted model (no key).  Every step's usage is set, so the tokens printed are the
 same on every run; times are not printed (they vary).  The second run's log is written to
-diagnosed/, for `inspect score` (docs/diagnosis.md).
+diagnosed/, for `inspect score` (docs/diagnosis.md).  With ``--pictures DIR`` it also draws each
+run's timeline (the critical path and the findings on it) into DIR: the docs' pictures are
+drawn so (``python docs/examples/diagnose_run.py --pictures docs/images``).
 """
+
+import sys
+from pathlib import Path
 
 import attrs
 from inspect_ai.agent import Agent, agent, react
@@ -12,6 +17,7 @@ from inspect_ai.log import read_eval_log
 
 from swarm import channel, controller, member, swarm, swarm_on_continue, swarm_tools
 from swarm.diagnosis import diagnose
+from swarm.timeline import timeline
 from swarm.testing import Step, call, run_eval, scripted_model, submit
 
 
@@ -20,8 +26,13 @@ def used(step: Step, tokens: int = 10) -> Step:
     return attrs.evolve(step, usage=[tokens, 5])
 
 
-def show(log_location: str) -> None:
+PICTURES = Path(sys.argv[2]) if sys.argv[1:2] == ["--pictures"] else None
+
+
+def show(log_location: str, picture: str) -> None:
     sample = (read_eval_log(log_location).samples or [])[0]
+    if PICTURES is not None:
+        timeline(sample).save(PICTURES / f"{picture}.svg")
     found = diagnose(sample)
     f = found.figures
     path = f.critical_path
@@ -51,7 +62,7 @@ fan_out = swarm(
     members=member("swarm/worker", name="lead", can_spawn=["worker"]),
     templates={"worker": member("swarm/worker")},
 )
-show(run_eval(fan_out, model=scripted_model(scripts)).location)
+show(run_eval(fan_out, model=scripted_model(scripts)).location, "diagnosis-fan-out")
 
 
 @agent
@@ -65,8 +76,8 @@ board = swarm(
     channels=[channel("shared_memory")],
     controller=controller("leaderless", stop_on_submission=False),
 )
-# steps as mappings (not Step values): the log keeps them as the model's arguments, so
-# `inspect score` can build the model again
+# steps as mappings (Step values work as well: the log keeps either as the model's
+# arguments, so `inspect score` can build the model again)
 usage = {"usage": [10, 5]}
 write = {"command": "create", "path": "/shared_memory/count.md", "file_text": "17"}
 model = scripted_model(
@@ -80,4 +91,4 @@ model = scripted_model(
         "broken": [{"fail": "model API down"}],
     }
 )
-show(run_eval(board, model=model, log_dir="diagnosed").location)
+show(run_eval(board, model=model, log_dir="diagnosed").location, "diagnosis-board")
