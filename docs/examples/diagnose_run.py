@@ -17,8 +17,8 @@ from inspect_ai.log import read_eval_log
 
 from swarm import channel, controller, member, swarm, swarm_on_continue, swarm_tools
 from swarm.diagnosis import diagnose
-from swarm.timeline import timeline
 from swarm.testing import Step, call, run_eval, scripted_model, submit
+from swarm.timeline import timeline
 
 
 def used(step: Step, tokens: int = 10) -> Step:
