@@ -456,3 +456,35 @@ def test_swarm_compare_on_a_directory_without_arms_says_so(tmp_path: Path) -> No
     done = CliRunner().invoke(cli, ["compare", str(tmp_path)])
     assert done.exit_code != 0
     assert "no arm logs" in str(done.exception) + done.output
+
+
+def test_without_inspect_flow_the_arms_run_and_the_spec_is_refused_only_when_asked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a plain install has no inspect-flow (the flow extra): `swarm arms` ran into a
+    # ModuleNotFoundError traceback before
+    import importlib.util
+    import sys
+
+    real = importlib.util.find_spec
+    monkeypatch.setitem(sys.modules, "inspect_flow", None)  # import inspect_flow: ImportError
+    monkeypatch.setitem(sys.modules, "inspect_flow.api", None)
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda n, *a: None if n == "inspect_flow" else real(n, *a)
+    )
+    logs = tmp_path / "logs"
+    args = ["arms", "swarm/arms_demo", "--model", "swarm/noisy", "--budget", "240"]
+    args += ["--k", "1", "--log-dir", str(logs), "-T", "samples=1"]
+    done = CliRunner().invoke(cli, args)
+    assert done.exit_code == 0, done.output
+    assert done.output.splitlines()[:3] == [
+        "arms: single",
+        "flow spec: not written (it needs inspect-flow: pip install 'swarm-eval[flow]')",
+        "ran: single",
+    ]
+    assert not (logs / "flow.yaml").exists()
+    refused = CliRunner().invoke(cli, [*args, "--no-run"])
+    assert refused.exit_code != 0
+    assert "a Flow spec needs inspect-flow: pip install 'swarm-eval[flow]'" in (
+        refused.output + str(refused.exception)
+    )

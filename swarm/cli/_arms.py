@@ -78,7 +78,7 @@ def arms(
           --topology ring.yaml --log-dir logs/mine
     """
     from swarm.analysis import arm_table
-    from swarm.experiments import Experiment, run_arms, write_flow_spec
+    from swarm.experiments import Experiment, flow_installed, run_arms, write_flow_spec
 
     experiment = Experiment(
         task=task,
@@ -92,9 +92,16 @@ def arms(
         subagents=subagents,
     )
     Path(log_dir).mkdir(parents=True, exist_ok=True)
-    spec = write_flow_spec(experiment, flow_spec or Path(log_dir) / "flow.yaml", log_dir)
+    # the Flow spec is optional: without inspect-flow the arms still run, unless it was asked
+    # for (--flow-spec, --no-run), which is then refused with what to install
+    wanted = flow_spec is not None or no_run
+    if wanted or flow_installed():
+        written = write_flow_spec(experiment, flow_spec or Path(log_dir) / "flow.yaml", log_dir)
+        said = str(written)
+    else:
+        said = "not written (it needs inspect-flow: pip install 'swarm-eval[flow]')"
     click.echo(f"arms: {', '.join(a.name for a in experiment.arms())}")
-    click.echo(f"flow spec: {spec}")
+    click.echo(f"flow spec: {said}")
     if no_run:
         return
     extra: dict[str, Any] = {} if max_tasks is None else {"max_tasks": max_tasks}

@@ -6,7 +6,8 @@ attempts, at the same cost?
   for each topology file;
 - ``swarm_arm``: the ``swarm/swarm_arm`` Inspect task, one arm (``arm_tasks`` builds them all);
 - ``run_arms(experiment, log_dir)``: the arms as one resumable Inspect eval set (a ``Sweep``);
-- ``flow_spec`` / ``write_flow_spec``: the same arms as an Inspect Flow spec;
+- ``flow_spec`` / ``write_flow_spec``: the same arms as an Inspect Flow spec (``flow_installed()``:
+  whether inspect-flow, the ``flow`` extra, is there);
 - ``arms_demo``: the keyless experiment's task, for the ``swarm/noisy`` model.
 
 ``swarm.analysis.arm_table`` reads the logs back.
@@ -20,6 +21,7 @@ from swarm.experiments._sweep import (
     ARM_TASK,
     Sweep,
     arm_tasks,
+    flow_installed,
     flow_spec,
     run_arms,
     write_flow_spec,
@@ -40,5 +42,6 @@ __all__ = [
     "run_arms",
     "swarm_arm",
     "topology_name",
+    "flow_installed",
     "write_flow_spec",
 ]

@@ -27,7 +27,15 @@ if TYPE_CHECKING:
     from inspect_ai.log import EvalLog
     from inspect_flow import FlowSpec
 
-__all__ = ["ARM_TASK", "Sweep", "arm_tasks", "flow_spec", "run_arms", "write_flow_spec"]
+__all__ = [
+    "ARM_TASK",
+    "Sweep",
+    "arm_tasks",
+    "flow_installed",
+    "flow_spec",
+    "run_arms",
+    "write_flow_spec",
+]
 
 ARM_TASK = "swarm/swarm_arm"
 """The registered name of the arm task, as a Flow spec names it."""
@@ -89,6 +97,13 @@ def run_arms(
     return Sweep(success=success, logs=tuple(logs), ran=tuple(ran))
 
 
+def flow_installed() -> bool:
+    """Whether inspect-flow (the ``swarm-eval[flow]`` extra) can be imported."""
+    import importlib.util
+
+    return importlib.util.find_spec("inspect_flow") is not None
+
+
 def flow_spec(experiment: Experiment, log_dir: str, arms: Sequence[str] | None = None) -> FlowSpec:
     """The arms of ``experiment`` (or those named in ``arms``) as an Inspect Flow spec that
     runs them in ``log_dir`` (needs ``inspect-flow``: the ``swarm-eval[flow]`` extra)."""
@@ -129,7 +144,10 @@ def write_flow_spec(
     """Write ``flow_spec(...)`` to ``path`` as YAML (Flow's own ``dump_spec`` form), for
     ``flow run`` from the directory the task and topology paths are relative to; the log
     directory is written relative to the spec's folder, as Flow reads it.  Return the path."""
-    from inspect_flow.api import dump_spec
+    try:
+        from inspect_flow.api import dump_spec
+    except ImportError:
+        raise UsageError("a Flow spec needs inspect-flow: pip install 'swarm-eval[flow]'") from None
 
     out = Path(path)
     where = os.path.relpath(Path(log_dir).resolve(), out.resolve().parent)
