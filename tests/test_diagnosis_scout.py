@@ -71,3 +71,19 @@ print(status.location)
         assert sorted(df["label"]) == ["blue", "lead", "red"]  # one result per member span
         assert set(df["value"].astype(str).str.lower()) == {"false"}
         assert set(df["answer"]) == {"no, it kept to its task"}
+
+
+def test_without_scout_the_module_says_what_to_install() -> None:
+    # a plain install has no inspect-scout (the scout extra): importing the scanners was a
+    # bare ModuleNotFoundError
+    code = (
+        "import sys; sys.modules['inspect_scout'] = None\n"
+        "try:\n"
+        "    import swarm.diagnosis.scout\n"
+        "except Exception as ex:\n"
+        "    print(type(ex).__name__, ex)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == (
+        "UsageError swarm.diagnosis.scout needs Inspect Scout: pip install 'swarm-eval[scout]'"
+    )

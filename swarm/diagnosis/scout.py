@@ -23,7 +23,15 @@ from typing import Any
 
 from inspect_ai.event import Event, InfoEvent, ModelEvent
 from inspect_ai.model import ChatMessage, ChatMessageUser, get_model
-from inspect_scout import Result, Scanner, Transcript, scanner
+
+try:
+    from inspect_scout import Result, Scanner, Transcript, scanner
+except ImportError:  # the optional extra: say what to install, not a bare traceback
+    from swarm.errors import UsageError
+
+    raise UsageError(
+        "swarm.diagnosis.scout needs Inspect Scout: pip install 'swarm-eval[scout]'"
+    ) from None
 
 from swarm.diagnosis._trace import _owners
 from swarm.records import INFO_SOURCE
