@@ -39,7 +39,7 @@ def used(step: Step, tokens: int = 100) -> Step:
     return attrs.evolve(step, usage=(tokens, tokens // 10))
 
 
-def in_order(answers: list[str], gap: float = 0.15) -> dict[str, list[Step]]:
+def in_order(answers: list[str], gap: float = 0.3) -> dict[str, list[Step]]:
     """One member per answer (m1, m2...), submitting in that order, ``gap`` seconds apart
     (after a first quick reply: a process's first model call includes Inspect's setup)."""
     return {
@@ -429,7 +429,7 @@ def test_bad_answer_settings_name_the_field(params: dict[str, Any], message: str
 
 
 def test_a_stop_on_agreement_plugin_stops_when_three_members_agree(log_dir: Path) -> None:
-    scripts = in_order(["3", "3", "4", "3"], gap=0.2)
+    scripts = in_order(["3", "3", "4", "3"])
     scripts["m5"] = [used(reply("warming up")), used(pause(30, submit("5")))]
     solver = swarm(
         members=[member(worker, name=n) for n in NAMES],

@@ -29,7 +29,7 @@ def used(step: Step) -> Step:
 
 def four_members(log_dir: Path, final: str, **eval_args: Any) -> EvalLog:
     scripts = {
-        name: [used(reply("warming up")), used(pause(0.15 * (i + 1), submit(text)))]
+        name: [used(reply("warming up")), used(pause(0.3 * (i + 1), submit(text)))]
         for i, (name, text) in enumerate(FOUR.items())
     }
     solver = swarm(
@@ -67,7 +67,7 @@ def test_one_member_of_four_right(log_dir: Path, final: str, team: float) -> Non
 def test_the_team_scores_as_its_chosen_answer(log_dir: Path) -> None:
     # verify_then_vote answers with the one member match passes: the team is right too
     scripts = {
-        name: [used(reply("warming up")), used(pause(0.15 * (i + 1), submit(text)))]
+        name: [used(reply("warming up")), used(pause(0.3 * (i + 1), submit(text)))]
         for i, (name, text) in enumerate(FOUR.items())
     }
     solver = swarm(
