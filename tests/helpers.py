@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import weakref
 from typing import Any
 
 import anyio
-from inspect_ai.agent import Agent, agent, react
+from inspect_ai.agent import Agent, AgentState, agent, react
 from inspect_ai.log import EvalSample
 from inspect_ai.model import ChatMessageUser, GenerateConfig, ModelAPI
 from inspect_ai.tool import Tool, tool
@@ -44,6 +46,49 @@ def noop() -> Tool:
 def worker() -> Agent:
     """A react agent with a no-op tool."""
     return react(tools=[noop()])
+
+
+_TURNS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, anyio.Event]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _turn(name: str) -> anyio.Event:
+    """The event set when member ``name``'s agent has returned, in this eval's event loop."""
+    events = _TURNS.setdefault(asyncio.get_running_loop(), {})
+    if name not in events:
+        events[name] = anyio.Event()
+    return events[name]
+
+
+@agent
+def in_turn(me: str, previous: str | None = None) -> Agent:
+    """``worker()`` that starts only once member ``previous``'s agent has returned: members
+    chained so submit in order, by the event loop's order rather than by pauses (the member
+    that returned ends, and is recorded as submitted, before the next one's model calls are
+    played)."""
+    inner = worker()
+
+    async def execute(state: AgentState) -> AgentState:
+        if previous is not None:
+            await _turn(previous).wait()
+        try:
+            return await inner(state)
+        finally:
+            _turn(me).set()
+
+    return execute
+
+
+def members_in_turn(names: Any) -> list[Any]:
+    """``member(in_turn, ...)`` for each of ``names``, each after the one before."""
+    from swarm import member
+
+    names = list(names)
+    return [
+        member(in_turn, {"me": n, "previous": names[i - 1] if i else None}, name=n)
+        for i, n in enumerate(names)
+    ]
 
 
 def result(sample: EvalSample) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from swarm import (
 from swarm.analysis import swarm_result
 from swarm.testing import Step, call, fail, pause, reply, run_eval, scripted_model, submit
 
-from helpers import catalog, ledger, only_sample, result, statuses, worker
+from helpers import catalog, ledger, members_in_turn, only_sample, result, statuses, worker
 
 NAMES = ("m1", "m2", "m3", "m4", "m5")
 
@@ -41,10 +41,20 @@ def used(step: Step, tokens: int = 100) -> Step:
 
 def in_order(answers: list[str], gap: float = 0.3) -> dict[str, list[Step]]:
     """One member per answer (m1, m2...), submitting in that order, ``gap`` seconds apart
-    (after a first quick reply: a process's first model call includes Inspect's setup)."""
+    (after a first quick reply: a process's first model call includes Inspect's setup): for
+    members from a topology file, which ``run(..., in_turn=True)`` cannot chain."""
     return {
         name: [used(reply("warming up")), used(pause(gap * (i + 1), submit(text)))]
         for i, (name, text) in enumerate(zip(NAMES, answers, strict=False))
+    }
+
+
+def ordered(answers: list[str]) -> dict[str, list[Step]]:
+    """One member per answer (m1, m2...), for ``run(..., in_turn=True)``: each starts once the
+    one before has returned, so they submit in this order whatever the machine's load."""
+    return {
+        name: [used(reply("warming up")), used(submit(text))]
+        for name, text in zip(NAMES, answers, strict=False)
     }
 
 
@@ -54,10 +64,12 @@ def run(
     ctrl: Any,
     *,
     target: str = "42",
+    in_turn: bool = False,
     **kwargs: Any,
 ) -> EvalSample:
     names = [n for n in scripts if n != "*"]
-    solver = swarm(members=[member(worker, name=n) for n in names], controller=ctrl, **kwargs)
+    members = members_in_turn(names) if in_turn else [member(worker, name=n) for n in names]
+    solver = swarm(members=members, controller=ctrl, **kwargs)
     log = run_eval(solver, model=scripted_model(scripts), log_dir=log_dir, target=target)
     return only_sample(log)
 
@@ -75,7 +87,7 @@ def every_finishes(final: str, **params: Any) -> Any:
 def test_every_members_answer_and_every_submission_are_in_the_result_record(
     log_dir: Path,
 ) -> None:
-    sample = run(log_dir, in_order(FIVE), every_finishes("last"))
+    sample = run(log_dir, ordered(FIVE), every_finishes("last"), in_turn=True)
     record = result(sample)
     assert [
         (m["name"], m["answer"], m["answer_chars"], m["verified"]) for m in record["members"]
@@ -115,7 +127,7 @@ def test_every_members_answer_and_every_submission_are_in_the_result_record(
 
 
 def test_vote_answers_the_most_frequent_answer(log_dir: Path) -> None:
-    sample = run(log_dir, in_order(FIVE), every_finishes("vote"))
+    sample = run(log_dir, ordered(FIVE), every_finishes("vote"), in_turn=True)
     record = result(sample)
     assert record["stop_reason"] == "all_done"
     assert record["final"] == {
@@ -163,7 +175,7 @@ def test_vote_from_a_topology_file(log_dir: Path, tmp_path: Path) -> None:
 def test_ties_go_to_the_answer_submitted_first(
     log_dir: Path, answers: list[str], member: str, answer: str
 ) -> None:
-    sample = run(log_dir, in_order(answers), every_finishes("vote"))
+    sample = run(log_dir, ordered(answers), every_finishes("vote"), in_turn=True)
     assert result(sample)["final"]["member"] == member
     assert sample.output.completion == answer
 
@@ -176,9 +188,9 @@ def test_the_default_normaliser_strips_collapses_and_casefolds() -> None:
 
 def test_nan_and_missing_answers(log_dir: Path) -> None:
     # an errored member has no answer; an empty answer is no vote; "NaN" is text like any other
-    scripts = in_order(["NaN", "3", "nan", "", "3"])
+    scripts = ordered(["NaN", "3", "nan", "", "3"])
     scripts["m2"] = [used(fail("model down"))]
-    sample = run(log_dir, scripts, every_finishes("vote"))
+    sample = run(log_dir, scripts, every_finishes("vote"), in_turn=True)
     record = result(sample)
     assert [(m["name"], m["status"], m["answer"]) for m in record["members"]] == [
         ("m1", "submitted", "NaN"),
@@ -196,7 +208,7 @@ def test_nan_and_missing_answers(log_dir: Path) -> None:
 
 def test_verify_then_vote_answers_among_the_answers_the_verifier_passed(log_dir: Path) -> None:
     ctrl = every_finishes("verify_then_vote", verifier="match")
-    sample = run(log_dir, in_order(FIVE), ctrl, target="4")
+    sample = run(log_dir, ordered(FIVE), ctrl, target="4", in_turn=True)
     record = result(sample)
     assert record["final"]["mode"] == "verify_then_vote"
     assert (record["final"]["member"], record["final"]["answer"]) == ("m3", "4")
@@ -219,7 +231,7 @@ def test_verify_then_vote_answers_among_the_answers_the_verifier_passed(log_dir:
 
 def test_verify_then_vote_with_no_pass_has_no_answer(log_dir: Path) -> None:
     ctrl = every_finishes("verify_then_vote", verifier="match")
-    sample = run(log_dir, in_order(FIVE), ctrl, target="9")
+    sample = run(log_dir, ordered(FIVE), ctrl, target="9", in_turn=True)
     record = result(sample)
     assert record["final"] == {
         "mode": None,
@@ -243,9 +255,9 @@ def final_span_calls(sample: EvalSample) -> list[ModelEvent]:
 def test_synthesize_makes_one_metered_call_and_answers_its_output(
     log_dir: Path, priced: None
 ) -> None:
-    scripts: dict[str, Any] = in_order(FIVE)
+    scripts: dict[str, Any] = ordered(FIVE)
     scripts["*"] = [used(reply("three, by the majority"), 700)]
-    sample = run(log_dir, scripts, every_finishes("synthesize"))
+    sample = run(log_dir, scripts, every_finishes("synthesize"), in_turn=True)
     record, books = result(sample), ledger(sample)
     assert record["final"] == {
         "mode": "synthesize",
@@ -278,10 +290,10 @@ def test_synthesize_makes_one_metered_call_and_answers_its_output(
 
 
 def test_synthesize_with_its_own_prompt(log_dir: Path) -> None:
-    scripts: dict[str, Any] = in_order(["1", "2"])
+    scripts: dict[str, Any] = ordered(["1", "2"])
     scripts["*"] = [used(reply("12"))]
     ctrl = every_finishes("synthesize", synthesize_prompt="Q: {input}\n{answers}\nA {x}:")
-    sample = resolve_sample_attachments(run(log_dir, scripts, ctrl))
+    sample = resolve_sample_attachments(run(log_dir, scripts, ctrl, in_turn=True))
     [call_] = final_span_calls(sample)
     assert call_.input[-1].text == (
         "Q: What is 6 * 7?\nAnswer 1 (m1):\n1\n\nAnswer 2 (m2):\n2\nA {x}:"
@@ -429,10 +441,10 @@ def test_bad_answer_settings_name_the_field(params: dict[str, Any], message: str
 
 
 def test_a_stop_on_agreement_plugin_stops_when_three_members_agree(log_dir: Path) -> None:
-    scripts = in_order(["3", "3", "4", "3"])
+    scripts = ordered(["3", "3", "4", "3"])
     scripts["m5"] = [used(reply("warming up")), used(pause(30, submit("5")))]
     solver = swarm(
-        members=[member(worker, name=n) for n in NAMES],
+        members=[*members_in_turn(NAMES[:4]), member(worker, name="m5")],
         controller="agreement",
         plugins=catalog(answer_plugins),
         budget=Budget(grace=0),

@@ -14,11 +14,11 @@ import pytest
 from inspect_ai.log import EvalLog, read_eval_log
 from inspect_ai.scorer import match
 
-from swarm import ConfigError, controller, member, swarm
+from swarm import ConfigError, controller, swarm
 from swarm.analysis import MEMBER_SCORE_KEYS, member_scores
-from swarm.testing import Step, pause, reply, run_eval, scripted_model, submit
+from swarm.testing import Step, reply, run_eval, scripted_model, submit
 
-from helpers import worker
+from helpers import members_in_turn
 
 FOUR = {"m1": "41", "m2": "42", "m3": "40", "m4": "43"}  # one of four is right: m2
 
@@ -28,12 +28,9 @@ def used(step: Step) -> Step:
 
 
 def four_members(log_dir: Path, final: str, **eval_args: Any) -> EvalLog:
-    scripts = {
-        name: [used(reply("warming up")), used(pause(0.3 * (i + 1), submit(text)))]
-        for i, (name, text) in enumerate(FOUR.items())
-    }
+    scripts = {name: [used(reply("warming up")), used(submit(text))] for name, text in FOUR.items()}
     solver = swarm(
-        members=[member(worker, name=n) for n in FOUR],
+        members=members_in_turn(FOUR),  # m1 to m4 submit in order
         controller=controller("leaderless", final=final, stop_on_submission=False),
     )
     return run_eval(solver, model=scripted_model(scripts), log_dir=log_dir, **eval_args)
@@ -66,12 +63,9 @@ def test_one_member_of_four_right(log_dir: Path, final: str, team: float) -> Non
 
 def test_the_team_scores_as_its_chosen_answer(log_dir: Path) -> None:
     # verify_then_vote answers with the one member match passes: the team is right too
-    scripts = {
-        name: [used(reply("warming up")), used(pause(0.3 * (i + 1), submit(text)))]
-        for i, (name, text) in enumerate(FOUR.items())
-    }
+    scripts = {name: [used(reply("warming up")), used(submit(text))] for name, text in FOUR.items()}
     solver = swarm(
-        members=[member(worker, name=n) for n in FOUR],
+        members=members_in_turn(FOUR),  # m1 to m4 submit in order
         controller=controller("leaderless", final="verify_then_vote", verifier="match"),
     )
     log = run_eval(
