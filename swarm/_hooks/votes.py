@@ -13,7 +13,7 @@ from typing import Any
 from swarm.errors import ConfigError
 from swarm.records import Answer, MemberView, SwarmView
 
-__all__ = ["Normalizer", "load_normalizer", "normalize_answer", "vote"]
+__all__ = ["Normalizer", "load_normalizer", "normalize_answer", "roster_submissions", "vote"]
 
 Normalizer = Callable[[str], str]
 """A function from an answer's text to the form votes compare."""
@@ -69,6 +69,14 @@ def _normalized(normalize: Normalizer, m: MemberView) -> str | None:
     return key or None
 
 
+def roster_submissions(view: SwarmView) -> list[MemberView]:
+    """The roster members that submitted (a spawned member's answer is to its parent's task),
+    in the order they submitted: by the submission's time, then roster order."""
+    return sorted(
+        (m for m in view.submissions if m.depth == 0), key=lambda m: (m.ended or 0.0, m.index)
+    )
+
+
 def vote(
     view: SwarmView, *, normalize: Normalizer | None = None, verified_only: bool = False
 ) -> Answer:
@@ -86,10 +94,7 @@ def vote(
     """
     norm = normalize or normalize_answer
     mode = "verify_then_vote" if verified_only else "vote"
-    subs = sorted(
-        (m for m in view.submissions if m.depth == 0),
-        key=lambda m: (m.ended or 0.0, m.index),
-    )
+    subs = roster_submissions(view)
     if verified_only:
         subs = [m for m in subs if m.verified]
         if not subs:

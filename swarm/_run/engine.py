@@ -124,9 +124,7 @@ class SwarmRun:
         self._root = contextvars.Context()  # the run's own context, taken when it starts
         self._all_ended: anyio.Event | None = None
         self.answers = AnswerChoice(self.roster, self.hooks)
-        self.final = FinalStep(
-            self.answers, self.roster, self.accounts, self.controller, input_messages
-        )
+        self.final = FinalStep(self.answers, self.accounts, self.controller, input_messages)
 
     # -- the ports: what the services see -------------------------------------------------------
 

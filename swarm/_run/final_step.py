@@ -22,8 +22,8 @@ from inspect_ai.model import ChatMessage, ChatMessageUser, get_model
 from inspect_ai.util import span
 
 from swarm._accounts.accounts import Accounts
+from swarm._hooks.votes import roster_submissions
 from swarm._run.answer import AnswerChoice
-from swarm._run.members import Roster
 from swarm.records import SYNTHESIS_PROMPT, Answer, SwarmView, Synthesis
 
 __all__ = ["FinalStep", "synthesis_prompt"]
@@ -51,13 +51,11 @@ class FinalStep:
     def __init__(
         self,
         answers: AnswerChoice,
-        roster: Roster,
         accounts: Accounts,
         controller: object,
         input_messages: Sequence[ChatMessage],
     ) -> None:
         self._answers = answers
-        self._roster = roster
         self._accounts = accounts
         synthesis = getattr(controller, "synthesis", None)
         # a controller's own Synthesis, else the defaults (any plugin may answer "synthesize")
@@ -71,11 +69,7 @@ class FinalStep:
         answer = self._answers.refresh(view)
         if answer.mode != "synthesize" or answer.member is not None:
             return
-        subs = sorted(
-            (m for m in self._roster if m.status == "submitted" and m.info.depth == 0),
-            key=lambda m: (m.ended or 0.0, m.info.index),
-        )
-        answers = [(m.name, m.answer) for m in subs if m.answer is not None]
+        answers = [(m.name, m.answer) for m in roster_submissions(view) if m.answer is not None]
         if not answers:
             self._answers.final = Answer(member=None, mode=None, reason="no_submissions")
             return
