@@ -363,6 +363,45 @@ def test_append_creates_adds_a_newline_and_needs_no_view() -> None:
     )
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.text(alphabet=st.sampled_from("ab\né\n"), min_size=1, max_size=6),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_appends_are_measured_as_the_whole_file_would_be(payloads: list[str]) -> None:
+    """An append sizes the file from what it adds; the bounds it meets are the whole file's."""
+    board = Board(max_file_bytes=40, max_file_lines=8, max_board_bytes=1_000)
+    content = ""
+    for i, payload in enumerate(payloads):
+        after = content + ("\n" if content and not content.endswith("\n") else "") + payload
+        lines = after.split("\n")
+        n_lines = len(lines) - (lines[-1] == "")
+        args = {"path": f"{R}/log", "append_text": payload, "loop": f"L{i % 3}"}
+        if len(after.encode()) > 40 or n_lines > 8:
+            error = refused(board, "append", **args)
+            assert error.control == (
+                "max_file_bytes" if len(after.encode()) > 40 else "max_file_lines"
+            )
+            continue
+        write(board, "append", **args)
+        content = after
+        assert board.get("f-1").content == content  # type: ignore[union-attr]
+
+
+def test_appends_meet_the_line_bound_at_exactly_its_value() -> None:
+    board = Board(max_file_lines=1_000)
+    for i in range(1_000):
+        write(board, "append", path=f"{R}/log", append_text=f"line {i}", loop=f"L{i % 7}")
+    error = refused(board, "append", path=f"{R}/log", append_text="one more")
+    assert (error.control, error.message) == (
+        "max_file_lines",
+        f"{R}/log would have 1001 lines; the limit is 1000 lines per file.",
+    )
+
+
 def test_blind_append_does_not_mark_unseen_content_seen() -> None:
     board = Board()
     write(board, "create", path=f"{R}/a", file_text="x", loop="L1")

@@ -93,7 +93,8 @@ class _File:
     id: str
     path: str
     content: str | None
-    size: int
+    size: int  # UTF-8 bytes of ``content``
+    lines: int  # its lines as ``view`` numbers them
     version: int
     writer: str
     record: str
@@ -121,6 +122,8 @@ class _Draft:
     changes: tuple[FileChange, ...]
     contents: tuple[str | None, ...]
     payload: str
+    # (UTF-8 bytes, lines) of each of ``contents``, computed from what changed for an append
+    measures: tuple[tuple[int, int], ...]
 
 
 def _shape(
@@ -181,9 +184,11 @@ class Board:
         self._paths: dict[str, str] = {}  # live path -> id
         self._dirs: dict[str, int] = {}  # implicit directory -> live files under it
         self._loops: dict[str, _Loop] = {}
-        # the id of the file of every committed change: a loop takes in what changed since it
-        # last looked, so a write costs the same however many loops there are
-        self._log: list[str] = []
+        # every file changed, in the order of its latest change, with that change's serial: a
+        # loop takes in the files changed since it last looked (a suffix of this order), so a
+        # write and a look cost the same however many loops and writes there are
+        self._changed: dict[str, int] = {}
+        self._change_serial = 0
         self._next_file = 1
         self._bytes = 0
         self._revision = 0  # bumped by every applied write
@@ -239,7 +244,7 @@ class Board:
         if lp is None:
             live = set(self._paths.values())
             lp = self._loops[loop] = _Loop(
-                member, pending=live, unnotified=set(live), cursor=len(self._log)
+                member, pending=live, unnotified=set(live), cursor=self._change_serial
             )
         elif member is not None and lp.member != member:
             if lp.member is not None:
@@ -247,10 +252,13 @@ class Board:
             lp.member = member
         # every change past the cursor is another loop's (a writer is caught up before it
         # writes and takes in its own changes); a file's news depends on its state now, so each
-        # file is refreshed once
-        for file_id in dict.fromkeys(self._log[lp.cursor :]):
-            self._refresh(lp, self._files[file_id], changed=True)
-        lp.cursor = len(self._log)
+        # file changed since is refreshed once, however often it changed
+        if lp.cursor < self._change_serial:
+            for file_id, serial in reversed(self._changed.items()):
+                if serial <= lp.cursor:
+                    break
+                self._refresh(lp, self._files[file_id], changed=True)
+            lp.cursor = self._change_serial
         return lp
 
     @staticmethod
@@ -287,6 +295,7 @@ class Board:
             payload=draft.payload,
             payload_bytes=edit.size(draft.payload),
             contents=draft.contents,
+            measures=draft.measures,
             revision=self._revision,
             serial=next(self._serials),
         )
@@ -296,7 +305,7 @@ class Board:
         if plan.serial in self._applied:
             raise ValueError("this plan was already applied")
         lp = self._loop(plan.loop)  # ``plan`` registered the loop's member
-        changes, contents = plan.changes, plan.contents
+        changes, contents, measures = plan.changes, plan.contents, plan.measures
         if plan.revision != self._revision:  # something was written since: plan it again
             try:
                 fresh = self._draft(plan.command, plan.args, lp)
@@ -307,19 +316,21 @@ class Board:
             blind = plan.command in ("str_replace", "append")
             if _shape(changes, contents, blind) != _shape(fresh.changes, fresh.contents, blind):
                 raise BoardError("stale", text.STALE)
-            changes, contents = fresh.changes, fresh.contents
+            changes, contents, measures = fresh.changes, fresh.contents, fresh.measures
         self._applied.add(plan.serial)
         self._revision += 1
         done: list[FileChange] = []
-        for change, content in zip(changes, contents, strict=True):
-            f = self._commit(change, content, plan, record_id)
+        for change, content, measure in zip(changes, contents, measures, strict=True):
+            f = self._commit(change, content, measure, plan, record_id)
             done.append(attrs.evolve(change, file=f.id))
             # the writer saw what it wrote only if it had seen what it wrote over
             if change.file is None or lp.seen.get(f.id) == change.base:
                 lp.seen[f.id] = f.version
             self._refresh(lp, f, changed=False)
-            self._log.append(f.id)
-        lp.cursor = len(self._log)  # the writer has taken in its own changes
+            self._change_serial += 1
+            self._changed.pop(f.id, None)  # to the end of the order of latest changes
+            self._changed[f.id] = self._change_serial
+        lp.cursor = self._change_serial  # the writer has taken in its own changes
         return Applied(
             command=plan.command,
             ack=_ack(plan, done),
@@ -327,11 +338,18 @@ class Board:
             payload_bytes=plan.payload_bytes,
         )
 
-    def _commit(self, change: FileChange, content: str | None, plan: Plan, record: str) -> _File:
-        size = 0 if content is None else len(content.encode("utf-8"))
+    def _commit(
+        self,
+        change: FileChange,
+        content: str | None,
+        measure: tuple[int, int],
+        plan: Plan,
+        record: str,
+    ) -> _File:
+        size, lines = (0, 0) if content is None else measure
         if change.file is None:
             file_id, self._next_file = f"f-{self._next_file}", self._next_file + 1
-            f = _File(file_id, change.path, content, size, 1, plan.member, record, plan.loop)
+            f = _File(file_id, change.path, content, size, lines, 1, plan.member, record, plan.loop)
             self._files[f.id] = f
         else:
             f = self._files[change.file]
@@ -339,7 +357,8 @@ class Board:
             self._bytes -= f.size
             if f.loop != plan.loop:
                 f.other_writer = f.writer
-            f.path, f.content, f.size, f.version = change.path, content, size, change.version
+            f.path, f.content, f.version = change.path, content, change.version
+            f.size, f.lines = size, lines
             f.writer, f.record, f.loop = plan.member, record, plan.loop
         if content is not None:
             self._link(f)
@@ -377,8 +396,12 @@ class Board:
                 )
                 for t in targets
             ]
-            return _Draft(path, subtree, tuple(gone), (None,) * len(gone), "")
+            return _Draft(
+                path, subtree, tuple(gone), (None,) * len(gone), "", ((0, 0),) * len(gone)
+            )
         f = self._live(path)
+        measure: tuple[int, int] | None = None  # computed from the whole content below
+        checked = None  # the text the fence check reads (None: the whole content)
         if command == "create":
             content = payload = edit.normal(self._text_arg(args, "file_text", command))
             if f is not None:
@@ -387,7 +410,12 @@ class Board:
             payload = edit.normal(self._text_arg(args, "append_text", command))
             if not payload:
                 raise BoardError("invalid", "append: The `append_text` parameter cannot be empty.")
-            content = edit.appended("" if f is None else f.content or "", payload)
+            old = "" if f is None else f.content or ""
+            content = edit.appended(old, payload)
+            if f is not None and old:  # what was there was checked: only what is added is new
+                added = edit.size(payload) + (0 if old.endswith("\n") else 1)
+                measure = (f.size + added, f.lines + len(edit.lines(payload)))
+                checked = payload
         elif command == "str_replace":
             f = self._existing(path)
             old = edit.normal(self._text_arg(args, "old_str", command, required=False))
@@ -405,12 +433,14 @@ class Board:
             content = edit.inserted(f.content or "", line, payload)
         if f is None:
             self._check_free(path)
-        self._check_content(path, content, f)
+        if measure is None:
+            measure = (edit.size(content), len(edit.lines(content)))
+        self._check_content(path, content if checked is None else checked, measure, f)
         base = 0 if f is None else f.version
         change = FileChange(
             file=None if f is None else f.id, path=path, base=base, version=base + 1
         )
-        return _Draft(path, False, (change,), (content,), payload)
+        return _Draft(path, False, (change,), (content,), payload, (measure,))
 
     def _draft_rename(self, args: Mapping[str, object], lp: _Loop) -> _Draft:
         old = self._path_arg(args, "old_path", "rename")
@@ -432,7 +462,9 @@ class Board:
                     file=t.id, path=moved, base=t.version, version=t.version + 1, old_path=t.path
                 )
             )
-        return _Draft(old, subtree, tuple(changes), tuple(t.content for t in targets), "")
+        contents = tuple(t.content for t in targets)
+        measures = tuple((t.size, t.lines) for t in targets)
+        return _Draft(old, subtree, tuple(changes), contents, "", measures)
 
     # -- checks ----------------------------------------------------------------------------
 
@@ -499,10 +531,14 @@ class Board:
         if lp.seen.get(f.id, 0) < f.version:
             raise BoardError("unviewed", text.unviewed(f.id, f.version, f.writer, action))
 
-    def _check_content(self, path: str, content: str, f: _File | None) -> None:
-        if (marker := text.fence_marker(content)) is not None:
+    def _check_content(
+        self, path: str, new_text: str, measure: tuple[int, int], f: _File | None
+    ) -> None:
+        """Bounds and fences for a file's new content, of ``measure`` (bytes, lines), whose
+        text not checked before is ``new_text`` (an append's: what it adds)."""
+        if (marker := text.fence_marker(new_text)) is not None:
             raise BoardError("fence", text.fenced(marker, path))
-        b, size, lines = self.bounds, edit.size(content), len(edit.lines(content))
+        b, (size, lines) = self.bounds, measure
         total = self._bytes + size - (0 if f is None else f.size)
         if f is None and len(self._paths) >= b.max_files:
             raise BoardError("max_files", text.too_many_files(len(self._paths), b.max_files))

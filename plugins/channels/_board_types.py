@@ -161,6 +161,8 @@ class Plan:
     payload: str
     payload_bytes: int
     contents: tuple[str | None, ...] = attrs.field(repr=False)
+    # (UTF-8 bytes, lines) of each of ``contents``
+    measures: tuple[tuple[int, int], ...] = attrs.field(repr=False)
     revision: int = attrs.field(repr=False)
     serial: int = attrs.field(repr=False)
 
