@@ -286,16 +286,37 @@ class SwarmView:
     stop_reason: str | None = None
     channels: tuple[str, ...] = ()
     controller: str = ""
+    # what the kernel already knows, so that ``member`` and ``count`` do not scan the roster
+    # (a view built without them computes them on first use): each name's position in
+    # ``members`` (it may also hold members that joined after this view), and how many
+    # members are in each state
+    positions: Mapping[str, int] | None = attrs.field(default=None, eq=False, repr=False)
+    counts: Mapping[str, int] | None = attrs.field(default=None, eq=False, repr=False)
 
     def __iter__(self) -> Iterator[MemberView]:
         return iter(self.members)
 
     def member(self, name: str) -> MemberView:
         """The member called ``name``; ``KeyError`` listing the roster when there is none."""
-        for m in self.members:
-            if m.name == name:
-                return m
-        raise KeyError(f"no member {name!r}; the roster is {[m.name for m in self.members]}")
+        positions = self.positions
+        if positions is None:
+            positions = {m.name: i for i, m in enumerate(self.members)}
+            object.__setattr__(self, "positions", positions)
+        at = positions.get(name)
+        if at is None or at >= len(self.members) or self.members[at].name != name:
+            raise KeyError(f"no member {name!r}; the roster is {[m.name for m in self.members]}")
+        return self.members[at]
+
+    def count(self, state: MemberState) -> int:
+        """How many members are in ``state`` now."""
+        counts = self.counts
+        if counts is None:
+            tally = {"pending": 0, "running": 0, "ended": 0}
+            for m in self.members:
+                tally[m.state] += 1
+            counts = tally
+            object.__setattr__(self, "counts", counts)
+        return counts.get(state, 0)
 
     def in_state(self, state: MemberState) -> tuple[MemberView, ...]:
         """Members currently in ``state``, in roster order."""

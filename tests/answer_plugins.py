@@ -66,3 +66,14 @@ def not_text(text: str) -> Any:
 
 
 NOT_A_FUNCTION = "a normaliser's name must name a function"
+
+
+class Counting:
+    """A normaliser that counts its calls (``normalize_answer`` otherwise)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, text: str) -> str:
+        self.calls += 1
+        return normalize_answer(text)

@@ -741,6 +741,23 @@ def test_notice_names_at_most_ten_ids() -> None:
     assert status.endswith("f-10 new, and 3 more).")
 
 
+def test_notice_names_at_most_ten_writers() -> None:
+    # thirteen members each wrote a file: the notice names ten of them, however many wrote
+    board = Board()
+    board.add_loop("L1", "w-1")
+    for i in range(13):
+        member = f"w-{i + 10}"
+        write(board, "create", path=f"{R}/f{i}", file_text="x", loop=f"L{i + 10}", member=member)
+    notice = board.notice("L1")
+    assert notice is not None
+    assert (
+        "and 3 more; by w-10, w-11, w-12, w-13, w-14, w-15, w-16, w-17, w-18, w-19, and 3 more)"
+        in notice.text
+    )
+    news = board.wait_news("L1", None)
+    assert news is not None and "w-19, and 3 more)" in news.text
+
+
 def test_own_writes_are_not_news() -> None:
     board = Board()
     board.add_loop("L2", "w-2")

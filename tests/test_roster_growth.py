@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import anyio
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from inspect_ai.model import ModelUsage
 
-from swarm import Budget, MemberLimits, member, plugin_catalog
+from swarm import Budget, MemberLimits, SwarmView, member, plugin_catalog
 from swarm._accounts.accounts import Accounts
 from swarm._accounts.caps import Share, SwarmCaps
 from swarm._accounts.limit_errors import ShareExhausted
@@ -101,3 +103,52 @@ def test_the_view_and_the_preamble_count_a_member_who_joined() -> None:
         )
 
     anyio.run(main)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(["add", "run", "end", "gate", "look"]), st.integers(0, 9)))
+)
+def test_the_kept_views_are_every_members_view_after_any_changes(
+    steps: list[tuple[str, int]],
+) -> None:
+    # the roster keeps its views up to date from the members that changed; after any changes,
+    # looked at or not in between, they are what every member's view is now, and the view's
+    # name index and state counts are what a scan of them finds
+    roster = Roster(expand_roster([member(worker, count=2)]))
+    spec = roster["worker-1"].entry.spec
+    clock = 0.0
+    for op, pick in steps:
+        members = list(roster)
+        m = members[pick % len(members)]
+        clock += 1.0
+        if op == "add":
+            roster.add(spec, roster.free_name("helper"), parent=m.name, depth=1)
+        elif op == "run" and m.state == "pending":
+            roster.mark_running(m, clock)
+        elif op == "end" and m.state == "running":
+            roster.mark_ended(m, "submitted" if pick % 2 else "error", clock)
+        elif op == "gate":
+            m.gate_checks += 1
+        elif op == "look":
+            roster.views()
+    views = roster.views()
+    assert views == tuple(m.view for m in roster)
+    kept = SwarmView(members=views, time=clock, positions=roster.positions, counts=roster.counts())
+    scanned = SwarmView(members=views, time=clock)
+    for state in ("pending", "running", "ended"):
+        assert kept.count(state) == scanned.count(state) == len(scanned.in_state(state))
+    assert roster.running == kept.count("running")
+    assert roster.any_pending() == (kept.count("pending") > 0)
+    for v in views:
+        assert kept.member(v.name) is scanned.member(v.name) is v
+
+
+def test_a_view_does_not_find_a_member_who_joined_after_it() -> None:
+    roster = Roster(expand_roster([member(worker)]))
+    spec = roster["worker"].entry.spec
+    before = SwarmView(members=roster.views(), time=0.0, positions=roster.positions)
+    roster.add(spec, "late", parent="worker", depth=1)
+    assert SwarmView(members=roster.views(), time=1.0, positions=roster.positions).member("late")
+    with pytest.raises(KeyError, match=r"no member 'late'; the roster is \['worker'\]"):
+        before.member("late")

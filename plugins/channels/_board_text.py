@@ -138,7 +138,7 @@ def renamed_ack(old: str, new: str, file: str, version: int, n: int, subtree: bo
 
 
 def _by(writers: Sequence[str]) -> str:
-    return f"; by {', '.join(writers)}" if writers else ""
+    return f"; by {id_list(writers)}" if writers else ""
 
 
 def notice_text(labels: Sequence[str], writers: Sequence[str], first: str) -> str:

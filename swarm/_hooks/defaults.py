@@ -41,7 +41,7 @@ class KernelDefaults:
 
     @hookimpl(trylast=True)
     def swarm_on_member_end(self, view: SwarmView, event: MemberEnded) -> Decision | None:
-        if view.running:
+        if view.count("running"):
             return None
         return Decision(stop="all_done")
 

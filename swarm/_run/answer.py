@@ -1,7 +1,8 @@
 """The swarm's answer: which member's submission it is, and the output it gives the sample.
 
 A controller's explicit ``Decision(answer=...)`` wins; otherwise ``swarm_choose_answer`` decides
-after every change (the answer is provisional until the run ends).  An answer of mode
+when the members have ended, and again as the records are written (on an interrupted run, that
+is the answer as of its end: provisional).  An answer of mode
 ``synthesize`` names no member: the final step (``final_step``) writes it when the members end,
 and what it gave (or why it gave nothing) is then the answer.
 

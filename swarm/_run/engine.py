@@ -136,6 +136,8 @@ class SwarmRun:
         """A frozen snapshot of the run now."""
         return SwarmView(
             members=self.roster.views(),
+            positions=self.roster.positions,
+            counts=self.roster.counts(),
             time=self.now(),
             stopping=self.stopping,
             stop_reason=self.stop_reason,
@@ -309,7 +311,6 @@ class SwarmRun:
                 why = f"chose member {decision.answer!r} as the answer, but it has not submitted"
                 raise self.hooks.fault(PluginError(plugin, hook, why))
             self.answers.choose(m.name, decision.reason)
-            self.answers.refresh(self.view())
         if decision.stop is not None:
             reason = decision.stop
             self.stop(reason if reason in TOPOLOGY_REASONS else f"controller:{reason}")
@@ -342,7 +343,6 @@ class SwarmRun:
         if self.spawner is not None:  # its parent's receipt, its own children torn down
             self.spawner.member_ended(m, status)
         self.hooks.member_ended(self.view(), event)
-        self.answers.refresh(self.view())
         if self.waits is not None:
             self.waits.member_ended(m.name, status)
         if self.roster.running == 0:

@@ -85,7 +85,7 @@ class RunMember:
 
     def __init__(self, entry: RosterEntry) -> None:
         self._view: MemberView | None = None
-        self._on_change: Callable[[], None] | None = None
+        self._on_change: Callable[[RunMember], None] | None = None
         self.entry = entry
         self.info: MemberInfo = entry.info
         self.state: MemberState = "pending"
@@ -126,7 +126,7 @@ class RunMember:
         if name in _VIEWED:
             object.__setattr__(self, "_view", None)
             if self._on_change is not None:
-                self._on_change()
+                self._on_change(self)
 
     def ended_event(self) -> anyio.Event:
         """An event set when the member ends (already set if it has): made on first use, in
@@ -178,21 +178,32 @@ class Roster:
     def __init__(self, entries: Sequence[RosterEntry]) -> None:
         self.members: list[RunMember] = []
         self._by_name: dict[str, RunMember] = {}
-        self._running = 0
-        self._views: tuple[MemberView, ...] | None = None  # every view, until one changes
+        # each name's position in ``members``: append-only, so every view shares it
+        self.positions: dict[str, int] = {}
+        self._counts = {"pending": 0, "running": 0, "ended": 0}
+        # every member's view, kept up to date from the members that changed since the last
+        # call of ``views`` (a view is taken on every write and turn: rebuilding all of them
+        # each time would cost the roster's size per step)
+        self._kept: list[MemberView] = []
+        self._stale: dict[int, RunMember] = {}
+        self._views: tuple[MemberView, ...] | None = None  # the tuple of _kept, until a change
         for entry in entries:
             self._append(RunMember(entry))
 
     def _append(self, member: RunMember) -> RunMember:
         if member.name in self._by_name:
             raise ValueError(f"member name {member.name!r} is taken")
+        self.positions[member.name] = len(self.members)
         self.members.append(member)
         self._by_name[member.name] = member
+        self._kept.append(member.view)
+        self._counts[member.state] += 1
         member._on_change = self._changed
         self._views = None
         return member
 
-    def _changed(self) -> None:
+    def _changed(self, member: RunMember) -> None:
+        self._stale[self.positions[member.name]] = member
         self._views = None
 
     def add(
@@ -245,30 +256,41 @@ class Roster:
         """Every member's view, in roster order (built again only after a change: a swarm's
         view is taken on every write and turn, whatever the number of members)."""
         if self._views is None:
-            self._views = tuple(m.view for m in self.members)
+            kept = self._kept
+            for at, member in self._stale.items():
+                kept[at] = member.view
+            self._stale.clear()
+            self._views = tuple(kept)
         return self._views
+
+    def counts(self) -> dict[str, int]:
+        """How many members are in each state now (a copy)."""
+        return dict(self._counts)
 
     @property
     def running(self) -> int:
         """How many members are running now."""
-        return self._running
+        return self._counts["running"]
 
     def mark_running(self, member: RunMember, at: float) -> None:
         """``member`` starts running at ``at`` (its task, when it opens the member's agent span,
         takes its start again then)."""
-        member.state = "running"
+        self._moved(member, "running")
         member.started = at
-        self._running += 1
 
     def mark_ended(self, member: RunMember, status: str, at: float) -> None:
         """``member`` ended at ``at`` with ``status``."""
-        member.state = "ended"
+        self._moved(member, "ended")
         member.status = status
         member.ended = at
-        self._running -= 1
         if member.done is not None:
             member.done.set()
 
+    def _moved(self, member: RunMember, state: MemberState) -> None:
+        self._counts[member.state] -= 1
+        self._counts[state] += 1
+        member.state = state
+
     def any_pending(self) -> bool:
         """Whether some member has not started."""
-        return any(m.state == "pending" for m in self.members)
+        return self._counts["pending"] > 0

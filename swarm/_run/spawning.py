@@ -210,7 +210,7 @@ class Spawner:
             time=self._host.now(),
             children=len(mine),
             live_children=len(live),
-            live_members=len(view.running),
+            live_members=view.count("running"),
             spawns=len(self._child),
             live_with_name=any(c not in self._ended for c in same),
             respawns=len(same),
