@@ -50,6 +50,14 @@ def _ints(text: str) -> list[int]:
     return values
 
 
+def _only(text: str) -> tuple[list[str], list[int]]:
+    """``MODES=NS``: those modes run only at those n (``fanout,floor-fanout=1024,4096``)."""
+    modes, sep, ns = text.partition("=")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"expected MODES=NS (e.g. fanout=1024,4096), got {text!r}")
+    return _modes(modes), _ints(ns)
+
+
 def _modes(text: str) -> list[str]:
     names = [part.strip() for part in text.split(",") if part.strip()]
     unknown = [name for name in names if name not in MODES]
@@ -166,7 +174,9 @@ def table(
             if mode in skipped:
                 lines.append(f"| {n} | {mode} | — | — | — | — | — | — | skipped |")
                 continue
-            a = agg[(n, mode)]
+            a = agg.get((n, mode))
+            if a is None:  # the mode does not run at this n (--only)
+                continue
             lines.append(
                 "| {n} | {mode} | {wall} | {cpu} | {rss} | {rt} | {rc} | {rm} | {status} |".format(
                     n=n,
@@ -237,6 +247,38 @@ def per_child(ns: list[int], agg: dict[tuple[int, str], dict[str, Any]]) -> str:
     if not rows:
         return ""
     head = ["| n | modes | extra ms per child | extra MB per child |", "|---:|---|---:|---:|"]
+    return "\n".join([*head, *rows])
+
+
+def per_member(ns: list[int], modes: list[str], agg: dict[tuple[int, str], dict[str, Any]]) -> str:
+    """What each mode costs per member at each n: wall and CPU ms and peak RSS MB over n, and
+    the increments from the mode's previous n (wall ms and MB per member added), which stay
+    the same from n to n when the cost per member is flat (the whole-run figures over n also
+    carry the eval's fixed start-up, which weighs most at small n)."""
+    rows = []
+    for mode in modes:
+        prev: tuple[int, dict[str, Any]] | None = None
+        for n in ns:
+            a = agg.get((n, mode))
+            if a is None or a["wall_s"] is None:
+                continue
+            step_ms = step_mb = "—"
+            if prev is not None:
+                pn, pa = prev
+                step_ms = f"{1000 * (a['wall_s'] - pa['wall_s']) / (n - pn):.2f}"
+                step_mb = f"{(a['peak_rss_mb'] - pa['peak_rss_mb']) / (n - pn):.3f}"
+            rows.append(
+                f"| {mode} | {n} | {1000 * a['wall_s'] / n:.2f} | {1000 * a['cpu_s'] / n:.2f} "
+                f"| {a['peak_rss_mb'] / n:.3f} | {step_ms} | {step_mb} |"
+            )
+            prev = (n, a)
+    if not rows:
+        return ""
+    head = [
+        "| mode | n | wall ms per member | CPU ms per member | peak RSS MB per member "
+        "| wall ms per added member | MB per added member |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
     return "\n".join([*head, *rows])
 
 
@@ -376,6 +418,14 @@ def main(argv: list[str] | None = None) -> int:
         "--profile", metavar="MODE", help="instead: cProfile MODE once at the first --n"
     )
     parser.add_argument("--top", type=int, default=30, help="rows per profile listing")
+    parser.add_argument(
+        "--only",
+        type=_only,
+        action="append",
+        default=[],
+        metavar="MODES=NS",
+        help="run MODES only at NS (of --n or not), e.g. fanout,floor-fanout=1024,4096; repeatable",
+    )
     args = parser.parse_args(argv)
 
     ns = args.n or _ints(QUICK_N if args.quick else DEFAULT_N)
@@ -396,16 +446,28 @@ def main(argv: list[str] | None = None) -> int:
     for mode, why in skipped.items():
         print(f"SKIPPING mode {mode!r}: {why}", file=sys.stderr)
     runnable = [m for m in modes if m not in skipped]
+    restricted = {mode: set(at) for chosen, at in args.only for mode in chosen}
+    for chosen, _ in args.only:
+        runnable += [m for m in chosen if m not in runnable and m not in skipped]
+        modes += [m for m in chosen if m not in modes]
+    given = set(ns)
+    ns = sorted({*ns, *(n for _, at in args.only for n in at)})
+
+    def runs_at(mode: str, n: int) -> bool:
+        # the floor runs at every n (every ratio column is to it); the rest at --n, or --only's
+        return n in restricted.get(mode, set(ns) if mode == "floor" else given)
 
     env = environment()
     raw: list[dict[str, Any]] = []
     by_key: dict[tuple[int, str], list[dict[str, Any]]] = {}
-    total = args.repeat * len(ns) * len(runnable)
+    total = args.repeat * sum(runs_at(m, n) for n in ns for m in runnable)
     done = 0
     for rep in range(args.repeat):
         order = runnable[rep % len(runnable) :] + runnable[: rep % len(runnable)]
         for n in ns:
             for mode in order:
+                if not runs_at(mode, n):
+                    continue
                 done += 1
                 print(f"[{done}/{total}] {mode} n={n} k={args.k} ...", file=sys.stderr, end="")
                 sys.stderr.flush()
@@ -429,6 +491,9 @@ def main(argv: list[str] | None = None) -> int:
     cmp_tbl = comparisons(ns, [m for m in modes if m not in skipped], agg)
     if cmp_tbl:
         tbl += "\n\nRatios between modes (same n):\n\n" + cmp_tbl
+    member_tbl = per_member(ns, [m for m in modes if m not in skipped], agg)
+    if member_tbl:
+        tbl += "\n\nPer member (flat in n: the same increments from n to n):\n\n" + member_tbl
     child_tbl = per_child(ns, agg)
     if child_tbl:
         tbl += (
