@@ -34,6 +34,11 @@ def test_each_private_reader_works_inside_a_sample() -> None:
             seen["suspended_outside"] = private.token_metering_suspended()
             with suspend_token_limit():
                 seen["suspended_inside"] = private.token_metering_suspended()
+            from inspect_ai.util._store import store_events_suspended
+
+            with private.store_events_suspended():
+                seen["store_events_suspended"] = store_events_suspended()
+            seen["store_events_after"] = store_events_suspended()
             async with span("outer", type="agent"):
                 seen["agent_span"] = private.current_agent_span_id()
                 seen["span"] = current_span_id()  # public
@@ -56,6 +61,7 @@ def test_each_private_reader_works_inside_a_sample() -> None:
     assert model == "swarm/scripted" and usage.total_tokens == call_usage.total_tokens
     assert seen["suspended_outside"] is False
     assert seen["suspended_inside"] is True
+    assert (seen["store_events_suspended"], seen["store_events_after"]) == (True, False)
     assert isinstance(seen["agent_span"], str) and seen["agent_span"] == seen["span"]
     assert seen["task_state"] is seen["state"]
     assert private.running_task_state() is None  # outside a sample

@@ -41,6 +41,7 @@ __all__ = [
     "sandbox_unproxied",
     "use_sandbox",
     "sample_model_usage",
+    "store_events_suspended",
     "token_metering_suspended",
     "tool_output_limit",
 ]
@@ -76,6 +77,7 @@ PRIVATE_NAMES: dict[str, tuple[str, ...]] = {
     ),
     "inspect_ai.util._sandbox.events": ("SandboxEnvironmentProxy",),
     "inspect_ai.util._span": ("current_agent_span_id",),
+    "inspect_ai.util._store": ("suspend_store_events",),
 }
 
 
@@ -144,6 +146,19 @@ def sample_model_usage() -> dict[str, ModelUsage]:
     from inspect_ai.model._model import sample_model_usage as usage
 
     return {k: copy.copy(v) for k, v in usage().items()}
+
+
+@contextmanager
+def store_events_suspended() -> Iterator[None]:
+    """Spans opened inside (and in tasks started inside) copy no store and log no
+    ``StoreEvent``; spans opened before keep theirs, so the enclosing span logs the net change
+    once (Inspect's private ``suspend_store_events``).  Without it every member's spans copy
+    the whole store at their start and end, and each logs the writes of every member running
+    beside it: the roster's size times the writes."""
+    from inspect_ai.util._store import suspend_store_events
+
+    with suspend_store_events():
+        yield
 
 
 def token_metering_suspended() -> bool:

@@ -31,7 +31,7 @@ from swarm._accounts.caps import effective_grace
 from swarm._accounts.pricing import check_prices
 from swarm._hooks.calls import RunHooks
 from swarm._hooks.catalog import PluginCatalog
-from swarm._inspect.private import token_metering_suspended
+from swarm._inspect.private import store_events_suspended, token_metering_suspended
 from swarm._run.answer import AnswerChoice, submission
 from swarm._run.assembly import instantiate, run_plugin_manager
 from swarm._run.bus import Bus, ChannelSettings, RateControl, bus_context
@@ -258,7 +258,8 @@ class SwarmRun:
             check_prices(specs, all_members=self.accounts.caps.cost is not None)
             async with anyio.create_task_group() as tg:
                 self._tg = tg
-                self._root = contextvars.copy_context()
+                with store_events_suspended():  # the members' spans: no store copies
+                    self._root = contextvars.copy_context()
                 self.watchers.start(
                     tg,
                     time_cap=self.accounts.caps.time,
