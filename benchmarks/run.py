@@ -215,6 +215,10 @@ COMPARISONS: list[tuple[str, str, str]] = [
     ("swarm-shm", "shm-poll", "anatomy: notices"),
     ("swarm-shm", "shm-no-evidence", "anatomy: evidence entries"),
     ("swarm-shm", "shm-no-status", "anatomy: status lines in write results"),
+    ("swarm-shm", "shm-no-records", "anatomy: the records (result, ledger, metrics)"),
+    ("swarm-shm", "shm-no-store-events", "anatomy: Inspect's StoreEvents of the records"),
+    ("shm-no-records", "floor-shm", "anatomy: the swarm without its records, over its floor"),
+    ("shm-no-store-events", "floor-shm", "anatomy: the swarm without Inspect's StoreEvents"),
 ]
 PAIRED = {
     "swarm-server": "floor-server",

@@ -268,6 +268,39 @@ def build_shm_no_status(n: int, k: int) -> Any:
     return build_swarm_shm(n, k)
 
 
+def build_shm_no_records(n: int, k: int) -> Any:
+    """swarm-shm writing none of its records (result, ledger, metrics: neither to the store nor
+    as info events); only the count of submissions, for the workload's own check."""
+    from inspect_ai.util import store
+
+    import swarm._run.engine as engine
+
+    def count_only(outcome: Any, hooks: Any) -> None:
+        store().set(SUBMITTED_KEY, sum(m.status == "submitted" for m in outcome.members))
+
+    engine.write_records = count_only  # type: ignore[assignment]
+    return build_swarm_shm(n, k)
+
+
+def check_no_records(sample: Any) -> str | None:
+    return "the result record was written" if RESULT_KEY in (sample.store or {}) else None
+
+
+def build_shm_no_store_events(n: int, k: int) -> Any:
+    """swarm-shm with Inspect logging no StoreEvent at all (its spans copy no store): what
+    the three spans Inspect opens around the swarm cost by each logging the records again."""
+    import inspect_ai.log._transcript as transcript_module
+
+    transcript_module.store_events_suspended = lambda: True  # type: ignore[attr-defined]
+    return build_swarm_shm(n, k)
+
+
+def check_no_store_events(sample: Any) -> str | None:
+    if _events(sample, "store"):
+        return "a StoreEvent was logged"
+    return None if RESULT_KEY in (sample.store or {}) else "no result record"
+
+
 def build_peer_shm(n: int, k: int) -> Any:
     """inspect-swarm 0.1.0 with its ``shared_memory``, the shared-memory target's baseline."""
     from inspect_swarm import leaderless, member, shared_memory, swarm
@@ -372,6 +405,17 @@ MODES: dict[str, Mode] = {
         "swarm-shm without the status line at the end of write results",
         build_shm_no_status,
         check_no_status,
+    ),
+    "shm-no-records": _anatomy(
+        "swarm-shm writing none of its records (result, ledger, metrics)",
+        build_shm_no_records,
+        check_no_records,
+    ),
+    "shm-no-store-events": _anatomy(
+        "swarm-shm with Inspect logging no StoreEvent (its spans around the swarm log the "
+        "records once each otherwise)",
+        build_shm_no_store_events,
+        check_no_store_events,
     ),
     "peer-shm": Mode(
         description="inspect-swarm 0.1.0: leaderless, channels=[shared_memory(rate=None, ...)] "
