@@ -58,6 +58,9 @@ class AnswerChoice:
         # set by the final step: what it wrote (its output), or why it wrote nothing
         self.final: Answer | None = None
         self.synthesized: ModelOutput | None = None
+        # a choice raised (the plugin's fault is reported): the run ends on it, and is not
+        # asked again, so the fault is reported and logged once
+        self._failed = False
 
     def choose(self, member: str, reason: str | None) -> None:
         """A controller chose ``member``'s submission (it must have submitted)."""
@@ -72,7 +75,11 @@ class AnswerChoice:
         answer = self._chosen
         decided = None
         if answer is None:
-            decided = self._hooks.choose_answer(view)
+            try:
+                decided = self._hooks.choose_answer(view)
+            except PluginError:
+                self._failed = True
+                raise
             answer = decided[1] if decided is not None else None
         if answer is not None and answer.member is None and answer.mode == "synthesize":
             pass  # the final step writes it
@@ -84,6 +91,7 @@ class AnswerChoice:
             if m is None or m.status != "submitted":
                 plugin = decided[0] if decided else "<controller>"
                 why = f"chose member {answer.member!r}, which has not submitted"
+                self._failed = True
                 raise self._hooks.fault(PluginError(plugin, "swarm_choose_answer", why))
         self.answer = answer
         return answer
@@ -117,10 +125,11 @@ class AnswerChoice:
         """The answer as of ``view`` given to the swarm's state: its output and, unless the run
         was interrupted, its conversation.  A plugin's fault here is logged (and already
         reported to the run)."""
-        try:
-            self.refresh(view)
-        except PluginError:
-            logger.exception("answer selection failed while the swarm ended")
+        if not self._failed:  # a choice that failed was reported: the answer stays as it was
+            try:
+                self.refresh(view)
+            except PluginError:
+                logger.exception("answer selection failed while the swarm ended")
         state.output = self.output
         if not interrupted:
             self.final_conversation(state, input_messages)
