@@ -52,6 +52,7 @@ class RunMember:
     """The runtime's mutable record of one member."""
 
     __slots__ = (
+        "_at",
         "_on_change",
         "_view",
         "agent_state",
@@ -85,6 +86,7 @@ class RunMember:
 
     def __init__(self, entry: RosterEntry) -> None:
         self._view: MemberView | None = None
+        self._at = 0  # its position in its roster
         self._on_change: Callable[[RunMember], None] | None = None
         self.entry = entry
         self.info: MemberInfo = entry.info
@@ -193,7 +195,7 @@ class Roster:
     def _append(self, member: RunMember) -> RunMember:
         if member.name in self._by_name:
             raise ValueError(f"member name {member.name!r} is taken")
-        self.positions[member.name] = len(self.members)
+        member._at = self.positions[member.name] = len(self.members)
         self.members.append(member)
         self._by_name[member.name] = member
         self._kept.append(member.view)
@@ -203,7 +205,7 @@ class Roster:
         return member
 
     def _changed(self, member: RunMember) -> None:
-        self._stale[self.positions[member.name]] = member
+        self._stale[member._at] = member
         self._views = None
 
     def add(
