@@ -335,13 +335,18 @@ class Bus:
 
     def sending(self, member: str, messages: Sequence[ChatMessage]) -> None:
         """``member``'s model call with input ``messages`` is being sent (it passed the run's
-        refusal): the tool results (``when_sent``) and notices it holds are seen now."""
+        refusal): the tool results (``when_sent``) and notices it holds are seen now.
+
+        What is still unseen was added since the member's last call, so the input is read from
+        its end and only until nothing is left unseen: O(what is new) per call, not
+        O(conversation) (a lead's conversation grows by one result and a notice per spawn).
+        Every match is called with the same ``now``, so the order of reading changes nothing."""
         shown = self._shown.get(member)
         unsent = self._unsent.get(member)
         if not shown and not unsent:
             return
         now = self.now()
-        for message in messages:
+        for message in reversed(messages):
             if message.role == "tool" and shown:
                 for seen in shown.pop(message.text, ()):
                     seen(now)
@@ -351,6 +356,8 @@ class Bus:
                     sent = unsent.pop(str(meta.get("id")), None)
                     if sent is not None:
                         sent(now)
+            if not shown and not unsent:
+                break
 
     def close(self) -> None:
         """Refuse every later write (the swarm is stopping)."""
