@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from inspect_ai.log import EvalSample, read_eval_log, resolve_sample_attachments
+from inspect_ai.log import EvalSample, read_eval_log
 
 from swarm.diagnosis._checks import Finding, run_checks
 from swarm.diagnosis._figures import Figures, figures
@@ -53,7 +53,7 @@ def diagnose(sample: EvalSample, *, checks: Sequence[str] | None = None) -> Diag
         LookupError: no swarm ran in ``sample`` (it has no ``inspect_swarm:result``).
         KeyError: a check name that is not in ``CHECKS``.
     """
-    trace: Trace = read_trace(resolve_sample_attachments(sample))
+    trace: Trace = read_trace(sample)
     return Diagnosis(
         sample_id=sample.id,
         epoch=sample.epoch,
