@@ -17,7 +17,7 @@ from inspect_ai.log import EvalSample, read_eval_log, resolve_sample_attachments
 
 from swarm import channel, controller, member, swarm, swarm_on_continue, swarm_tools
 from swarm.analysis import MessageLogEntry, SpawnLedgerEntry
-from swarm.diagnosis import diagnose
+from swarm.diagnosis import diagnose, diagnose_log
 from swarm.diagnosis._trace import (
     Tool,
     Trace,
@@ -253,3 +253,20 @@ def test_each_pairing_keeps_to_the_member_whatever_the_order_of_the_calls() -> N
 
     spawned = _pair_spawns([spawn(1, "a"), spawn(2, "b")], tools)
     assert {seq: t.id for seq, t in spawned.items()} == {1: "t5", 2: "t2"}
+
+
+def test_diagnose_log_reads_one_sample_at_a_time_in_the_logs_order(tmp_path: Path) -> None:
+    write = u(call("shared_memory", command="create", path=f"{BOARD}/n.md", file_text="x"))
+    scripts = {"a": [write, u(submit("42"))], "b": [u(submit("42"))]}
+    log = run_eval(
+        channel_swarm("a", "b"),
+        model=scripted_model(scripts),
+        log_dir=tmp_path,
+        samples=11,  # ids 1..11: "10" and "11" sort after "9" as numbers, not as text
+        epochs=2,
+    )
+    samples = read_eval_log(log.location).samples or []
+    expected = [diagnose(s) for s in samples]
+    assert [(d.sample_id, d.epoch) for d in expected][:3] == [(1, 1), (2, 1), (3, 1)]
+    assert list(diagnose_log(log.location)) == expected
+    assert list(diagnose_log(tmp_path)) == expected
