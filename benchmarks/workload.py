@@ -11,7 +11,7 @@ A run counts as ``success`` only when the eval succeeded, all n members submitte
 n·(k+1) model calls were made, the mode's tool was called n·k times without an error, and the
 mode's own ``check`` (if any) passed.
 
-    python benchmarks/workload.py MODE N K [--profile FILE]
+    python benchmarks/workload.py MODE N K [--profile FILE] [--log-dir DIR]
 
 prints one JSON line: ``{"mode", "n", "k", "wall_s", "peak_rss_mb", "status", ...}``.
 ``benchmarks/run.py`` runs every mode in its own fresh process (so peak RSS is per mode) and
@@ -525,8 +525,14 @@ def scripted_server(scripts: Mapping[str, Any]) -> Iterator[Any]:
             server.wait(30)
 
 
-def measure(mode_name: str, n: int, k: int, profile: str | None = None) -> dict[str, Any]:
-    """Run W(n, k) in ``mode_name`` once and return its measurements."""
+def measure(
+    mode_name: str, n: int, k: int, profile: str | None = None, log_dir: str | None = None
+) -> dict[str, Any]:
+    """Run W(n, k) in ``mode_name`` once and return its measurements.
+
+    The eval's log goes to a temporary directory removed afterwards, or to ``log_dir`` (kept,
+    and its path given as ``log`` in the result) when one is given.
+    """
     from inspect_ai import Task, eval
     from inspect_ai.dataset import Sample
     from inspect_ai.scorer import includes
@@ -541,7 +547,9 @@ def measure(mode_name: str, n: int, k: int, profile: str | None = None) -> dict[
         sandbox=mode.sandbox,
     )
     with contextlib.ExitStack() as stack:
-        log_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="swarm-bench-"))
+        keep = log_dir is not None
+        if log_dir is None:
+            log_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="swarm-bench-"))
         if mode.server:
             model: Any = stack.enter_context(scripted_server(mode.script(n, k)))
             model_args: dict[str, Any] = {}
@@ -595,6 +603,8 @@ def measure(mode_name: str, n: int, k: int, profile: str | None = None) -> dict[
             tool_calls=tools_ok,
             tool_errors=tools_failed,
         )
+        if keep:
+            result["log"] = log.location
         if log.error is not None:
             result["error"] = log.error.message
         elif sample is not None and sample.error is not None:
@@ -611,10 +621,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("n", type=int)
     parser.add_argument("k", type=int)
     parser.add_argument("--profile", metavar="FILE", help="cProfile the eval into FILE")
+    parser.add_argument(
+        "--log-dir",
+        metavar="DIR",
+        help="write the eval's log into DIR and keep it (default: a temp dir)",
+    )
     args = parser.parse_args(argv)
     os.environ.setdefault("INSPECT_DISPLAY", "none")
     try:
-        result = measure(args.mode, args.n, args.k, args.profile)
+        result = measure(args.mode, args.n, args.k, args.profile, args.log_dir)
     except Exception as ex:
         traceback.print_exc()
         result = {

@@ -654,6 +654,26 @@ def test_a_drawing_over_the_mark_budget_merges_by_bins() -> None:
         assert 10 <= len([e for e in g.iter() if "model" in classes(e)]) <= 30
 
 
+def test_more_lanes_than_the_budget_has_room_for_start_at_the_last_bin() -> None:
+    import attrs
+
+    from swarm.timeline._layout import MARK_BUDGET, geometry, lane_marks, layout
+
+    # 6,000 lanes of model calls, tool calls and a notice: 18,000 marks at the fewest
+    run = big_run(members=6000, calls=12)
+    g, placed = layout(run)
+    assert g.bin is not None and g.bin >= g.plot
+    # what doubling the bins from 4 pixels one drawing at a time comes to
+    slow = geometry(run)
+    while True:
+        marks = [lane_marks(slow, lane) for lane in run.lanes]
+        if sum(map(len, marks)) <= MARK_BUDGET or (slow.bin or 0) >= slow.plot:
+            break
+        slow = attrs.evolve(slow, bin=2 * slow.bin if slow.bin else 4.0)
+    assert (g, placed) == (slow, marks)
+    assert sum(map(len, placed)) == 6000 * 3
+
+
 def test_an_interrupted_run_draws_running_and_pending_members() -> None:
     from swarm.timeline import Timeline
 

@@ -14,6 +14,9 @@
   the submissions) as a ``ResultRecord``;
 - ``member_scores(scorer)``: an Inspect scorer (``swarm/member_scores``) that scores the swarm's
   answer and every member's: team, best, mean and any member, as metrics over samples;
+- ``read_sample(log, id=None, epoch=1, records_only=False)``: one sample of a log, read as
+  these readers read it (off the main thread; with ``records_only``, only the store and the
+  sample's own fields: what the record readers need);
 - ``swarm_evidence(sample, kind=None)``: the run's evidence of channel activity (every write,
   view, notice line and wait: ids and sizes, never text), in order;
 - ``arm_table(log_dir)``: an experiment's arms (``swarm arms``), one ``ArmRow`` each
@@ -47,6 +50,7 @@ from swarm.analysis._ledger import (
 )
 from swarm.analysis._member_scores import MEMBER_SCORE_KEYS, member_scores
 from swarm.analysis._plots import Comparison, comparison_figures, frontier, write_comparison
+from swarm.analysis._read import RECORDS_ONLY, read_sample
 from swarm.analysis._result import (
     ResultFinal,
     ResultMember,
@@ -83,6 +87,7 @@ __all__ = [
     "pass_hat_k",
     "sample_cost",
     "MEMBER_SCORE_KEYS",
+    "RECORDS_ONLY",
     "LedgerBudget",
     "Calls",
     "LedgerCaps",
@@ -107,6 +112,7 @@ __all__ = [
     "SwarmLedger",
     "Usage",
     "member_scores",
+    "read_sample",
     "require_dataframes",
     "swarm_evidence",
     "swarm_ledger",

@@ -12,12 +12,15 @@ import itertools
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import attrs
 from inspect_ai.log import EvalLog, EvalSample, list_eval_logs, read_eval_log
 from inspect_ai.scorer import SampleScore, Score, ci, ci_wilson, value_to_float
+
+from swarm.analysis._read import RECORDS_ONLY, off_main_thread
 
 __all__ = [
     "ArmRow",
@@ -231,7 +234,11 @@ def _newest_logs(log_dir: str | Path) -> list[EvalLog]:
         rank = (header.status == "success", header.eval.created)
         if old is None or rank > (old.status == "success", old.eval.created):
             chosen[name] = header
-    return [read_eval_log(log.location) for log in chosen.values()]
+    # a row reads each sample's scores, store and usage, never its events or messages
+    return [
+        off_main_thread(partial(read_eval_log, log.location, exclude_fields=set(RECORDS_ONLY)))
+        for log in chosen.values()
+    ]
 
 
 def _row(log: EvalLog, scorer: str | None) -> ArmRow:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from inspect_ai.event import InfoEvent
+from inspect_ai.event import Event, InfoEvent
 from inspect_ai.log import EvalSample
 
 from swarm.records import EVIDENCE_TYPE, INFO_SOURCE, evidence_entries
 
-__all__ = ["swarm_evidence"]
+__all__ = ["evidence_of", "swarm_evidence"]
 
 
 def swarm_evidence(sample: EvalSample, kind: str | None = None) -> list[dict[str, Any]]:
@@ -22,8 +23,13 @@ def swarm_evidence(sample: EvalSample, kind: str | None = None) -> list[dict[str
     before the evidence was one event (one ``comm`` event per entry, timed by the event) are
     read too, without ``time``.  A sample with no swarm gives ``[]``.
     """
+    return [e for e in evidence_of(sample.events) if kind is None or e.get("kind") == kind]
+
+
+def evidence_of(events: Iterable[Event]) -> list[dict[str, Any]]:
+    """Every evidence entry in ``events`` (a sample's), in order (``swarm_evidence``)."""
     found: list[dict[str, Any]] = []
-    for event in sample.events:
+    for event in events:
         if not isinstance(event, InfoEvent) or event.source != INFO_SOURCE:
             continue
         data = event.data
@@ -33,4 +39,4 @@ def swarm_evidence(sample: EvalSample, kind: str | None = None) -> list[dict[str
             found.extend(evidence_entries(data))
         elif data.get("type") == "comm":  # the earlier form: one event per entry
             found.append({k: v for k, v in data.items() if k not in ("version", "type")})
-    return [e for e in found if kind is None or e.get("kind") == kind]
+    return found

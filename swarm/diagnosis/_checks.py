@@ -4,6 +4,7 @@ with its member, its time, why, and the ids it rests on (rules in docs/diagnosis
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -51,12 +52,17 @@ def _tool_ids(tools: Iterable[Tool]) -> list[str]:
 def step_repetition(trace: Trace) -> Iterable[Finding]:
     """A member whose recorded ``longest_identical_tool_run`` (metrics) is ``REPEAT_AT`` or
     more; the evidence is the first such run of its tool calls in the transcript."""
+    by_member: dict[str, list[Tool]] | None = None
     for m in trace.metrics.get("members") or []:
         run = m.get("longest_identical_tool_run")
         if not isinstance(run, int) or run < REPEAT_AT:
             continue
         name = str(m.get("name"))
-        tools = [t for t in trace.tools if t.member == name]
+        if by_member is None:  # each member's tool calls, once
+            by_member = {}
+            for t in trace.tools:
+                by_member.setdefault(t.member, []).append(t)
+        tools = by_member.get(name, [])
         found: list[Tool] = []
         for t in tools:
             found = [*found, t] if found and found[-1].key == t.key else [t]
@@ -110,14 +116,19 @@ def ignored_input(trace: Trace) -> Iterable[Finding]:
 
 
 def _descendants(trace: Trace, root: str) -> list[str]:
+    """The members under ``root``, breadth first, each parent's children in roster order."""
+    children: dict[object, list[object]] = {}
+    for m in trace.members:
+        children.setdefault(m.get("parent"), []).append(m.get("name"))
     found: list[str] = []
-    frontier = [root]
+    seen: set[object] = set()
+    frontier = deque([root])
     while frontier:
-        parent = frontier.pop(0)
-        for m in trace.members:
-            if m.get("parent") == parent and m.get("name") not in found:
-                found.append(str(m.get("name")))
-                frontier.append(str(m.get("name")))
+        for name in children.get(frontier.popleft(), []):
+            if name not in seen:
+                seen.add(name)
+                found.append(str(name))
+                frontier.append(str(name))
     return found
 
 

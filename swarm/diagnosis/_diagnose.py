@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import attrs
-from inspect_ai.log import EvalSample, read_eval_log, resolve_sample_attachments
+from inspect_ai.log import (
+    EvalSample,
+    read_eval_log,
+    read_eval_log_sample,
+    read_eval_log_sample_summaries,
+)
 
+from swarm.analysis._read import off_main_thread
 from swarm.diagnosis._checks import Finding, run_checks
 from swarm.diagnosis._figures import Figures, figures
 from swarm.diagnosis._trace import Trace, read_trace
@@ -53,7 +60,7 @@ def diagnose(sample: EvalSample, *, checks: Sequence[str] | None = None) -> Diag
         LookupError: no swarm ran in ``sample`` (it has no ``inspect_swarm:result``).
         KeyError: a check name that is not in ``CHECKS``.
     """
-    trace: Trace = read_trace(resolve_sample_attachments(sample))
+    trace: Trace = read_trace(sample)
     return Diagnosis(
         sample_id=sample.id,
         epoch=sample.epoch,
@@ -73,9 +80,26 @@ def diagnose_log(path: str | Path) -> Iterator[Diagnosis]:
         else [target]
     )
     for file in files:
-        log = read_eval_log(str(file))
-        for sample in log.samples or []:
+        for sample in _samples(file):
             try:
                 yield diagnose(sample)
             except LookupError:
                 continue
+
+
+def _samples(file: Path) -> Iterator[EvalSample]:
+    """The samples of the log ``file``, in the order ``read_eval_log`` gives them; from an
+    ``.eval`` log one at a time (so memory holds one sample, not the log)."""
+    if file.suffix != ".eval":
+        yield from off_main_thread(lambda: read_eval_log(str(file))).samples or []
+        return
+    summaries = off_main_thread(lambda: read_eval_log_sample_summaries(str(file)))
+    ids = sorted(
+        {(s.epoch, s.id) for s in summaries},
+        key=lambda e: (e[0], e[1] if isinstance(e[1], str) else str(e[1]).zfill(20)),
+    )
+    for epoch, id in ids:
+        try:
+            yield off_main_thread(partial(read_eval_log_sample, str(file), id=id, epoch=epoch))
+        except IndexError:  # listed, but not (or not yet) written
+            continue

@@ -3,6 +3,7 @@ docs/diagnosis.md, each repeated on its field below)."""
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -136,10 +137,7 @@ def _critical(trace: Trace, preds: Mapping[int, list[int]]) -> CriticalPath:
         chain.append(by_index[end])
         end = back[end]
     chain.reverse()
-    members: list[str] = []
-    for c in chain:
-        if c.member not in members:
-            members.append(c.member)
+    members = list(dict.fromkeys(c.member for c in chain))
     return CriticalPath(
         steps=len(chain),
         tokens=sum(c.tokens for c in chain),
@@ -207,9 +205,10 @@ def _deliveries(trace: Trace) -> list[Delivery]:
         writer, path = str(entry.get("member")), (entry.get("op") or {}).get("path")
         tool = trace.entry_tool.get(i)
         reads = []
-        for j in by_path.get(str(path), []):
+        shown = by_path.get(str(path), [])
+        for j in shown[bisect.bisect_right(shown, i) :]:  # the reads after the write
             later = trace.evidence[j]
-            if j <= i or later.get("member") == writer:
+            if later.get("member") == writer:
                 continue
             read_tool = trace.entry_tool.get(j)
             holder = trace.holder(read_tool) if read_tool is not None else None

@@ -35,20 +35,23 @@ from typing import Any
 import attrs
 from inspect_ai.event import Event, InfoEvent, ModelEvent, SpanBeginEvent, ToolEvent
 from inspect_ai.log import EvalSample
+from inspect_ai.model import ChatMessageAssistant
 
 from swarm.analysis import (
     MessageLogEntry,
     SpawnLedgerEntry,
-    swarm_evidence,
     swarm_messages,
     swarm_spawns,
 )
+from swarm.analysis._evidence import evidence_of
+from swarm.diagnosis._attachments import Resolve, resolved, resolver
 from swarm.records import INFO_SOURCE, METRICS_KEY, RESULT_KEY
 
 __all__ = ["Call", "Link", "Tool", "Trace", "read_trace", "words"]
 
 READS = {("shared_memory", True): "shared_memory", ("messages", True): "read_messages"}
 WRITES = {("shared_memory", False): "shared_memory", ("messages", False): "send_message"}
+_CHANNEL_TOOLS = frozenset({*READS.values(), *WRITES.values()})
 PAYLOAD_ARGS = ("file_text", "append_text", "new_str", "insert_text", "text")
 """The arguments of a writing tool that hold the text written."""
 
@@ -218,14 +221,22 @@ def _seconds(start: datetime, end: datetime | None) -> float:
     return 0.0 if end is None else max(0.0, (end - start).total_seconds())
 
 
-def _model_call(e: ModelEvent, index: int, member: str, step: int) -> Call:
+def _text(message: ChatMessageAssistant, resolve: Resolve) -> str:
+    """``message.text`` with its attachments resolved."""
+    if isinstance(message.content, str):
+        return resolve(message.content)
+    return "\n".join(resolve(c.text) for c in message.content if c.type == "text")
+
+
+def _model_call(e: ModelEvent, index: int, member: str, step: int, resolve: Resolve) -> Call:
     output = e.output
     message = output.message if output is not None and output.choices else None
     usage = output.usage if output is not None else None
     issued = tuple(c.id for c in (message.tool_calls or [])) if message is not None else ()
-    said = [message.text] if message is not None and message.text else []
+    text = _text(message, resolve) if message is not None else ""
+    said = [text] if text else []
     for c in (message.tool_calls or []) if message is not None else []:
-        said.extend(_strings(c.arguments))
+        said.extend(_strings(resolved(c.arguments, resolve)))
     holds = frozenset(m.tool_call_id for m in e.input if m.role == "tool" and m.tool_call_id)
     notices = set()
     for m in e.input:
@@ -252,7 +263,7 @@ def _model_call(e: ModelEvent, index: int, member: str, step: int) -> Call:
     )
 
 
-def _tool_call(e: ToolEvent, index: int, member: str) -> Tool:
+def _tool_call(e: ToolEvent, index: int, member: str, resolve: Resolve) -> Tool:
     return Tool(
         index=index,
         uuid=e.uuid,
@@ -260,7 +271,7 @@ def _tool_call(e: ToolEvent, index: int, member: str) -> Tool:
         member=member,
         span=e.span_id or "",
         function=e.function,
-        arguments=dict(e.arguments),
+        arguments=resolved(dict(e.arguments), resolve),
         error=e.error.message if e.error is not None else None,
         duration=_seconds(e.timestamp, e.completed),
         start=e.timestamp,
@@ -279,6 +290,12 @@ def _pair_evidence(
         entries.setdefault(
             (str(entry.get("loop")), str(entry.get("channel")), kind == "read"), []
         ).append(i)
+    # each loop's successful calls of each channel tool, in order: (span, function, view)
+    calls: dict[tuple[str, str, bool], list[Tool]] = {}
+    for t in tools:
+        if t.error is None and t.function in _CHANNEL_TOOLS:
+            view = t.function == "shared_memory" and t.arguments.get("command") == "view"
+            calls.setdefault((t.span, t.function, view), []).append(t)
     paired: dict[int, Tool] = {}
     unlinked: list[str] = []
     for (loop, channel, read), found in entries.items():
@@ -286,14 +303,8 @@ def _pair_evidence(
         if function is None:
             unlinked.append(f"{loop}:{channel}")
             continue
-        candidates = [
-            t
-            for t in tools
-            if t.span == loop
-            and t.function == function
-            and t.error is None
-            and (function != "shared_memory" or (t.arguments.get("command") == "view") == read)
-        ]
+        # shared_memory: reads are its views, writes its other commands; other tools: any call
+        candidates = calls.get((loop, function, read and function == "shared_memory"), [])
         if len(candidates) != len(found):
             unlinked.append(f"{loop}:{channel}")
             continue
@@ -306,12 +317,19 @@ def _pair_messages(
     evidence: Sequence[Mapping[str, Any]],
     tools: Sequence[Tool],
 ) -> tuple[dict[int, Tool], dict[int, int]]:
+    sent: dict[str, list[MessageLogEntry]] = {}
+    for m in messages:
+        if m.kind == "message":
+            sent.setdefault(m.sender, []).append(m)
+    sends: dict[str, list[Tool]] = {}
+    for t in tools:
+        if t.function == "send_message" and t.error is None and t.member in sent:
+            sends.setdefault(t.member, []).append(t)
     send: dict[int, Tool] = {}
-    for sender in {m.sender for m in messages if m.kind == "message"}:
-        calls = [t for t in tools if t.member == sender and t.function == "send_message"]
-        calls = [t for t in calls if t.error is None]
+    for sender, mine in sent.items():
+        calls = sends.get(sender, [])
         at, given = 0, set[str]()
-        for m in (m for m in messages if m.kind == "message" and m.sender == sender):
+        for m in mine:
             while at < len(calls) and (
                 calls[at].arguments.get("text") != m.text or m.recipient in given
             ):
@@ -330,23 +348,36 @@ def _pair_messages(
 
 
 def _pair_spawns(spawns: Sequence[SpawnLedgerEntry], tools: Sequence[Tool]) -> dict[int, Tool]:
+    # each parent's spawn_child calls by the name asked for, in order
+    asked: dict[tuple[str, str], list[Tool]] = {}
+    for t in tools:
+        name = t.arguments.get("name")
+        if t.function == "spawn_child" and isinstance(name, str):
+            asked.setdefault((t.member, name), []).append(t)
     found: dict[int, Tool] = {}
     used: set[str] = set()
+    at: dict[tuple[str, str], int] = {}
     for entry in spawns:
         if entry.op not in ("spawn", "refused"):
             continue
-        for t in tools:
-            if (
-                t.member == entry.parent
-                and t.function == "spawn_child"
-                and t.id not in used
-                and t.arguments.get("name") == entry.requested
-            ):
-                used.add(t.id)
-                if entry.op == "spawn":
-                    found[entry.seq] = t
-                break
+        key = (entry.parent, entry.requested)
+        calls, i = asked.get(key, []), at.get(key, 0)
+        while i < len(calls) and calls[i].id in used:  # an id another entry took
+            i += 1
+        at[key] = i
+        if i < len(calls):
+            used.add(calls[i].id)
+            at[key] = i + 1
+            if entry.op == "spawn":
+                found[entry.seq] = calls[i]
     return found
+
+
+def _resolved_info(event: Event, resolve: Resolve) -> Event:
+    """A swarm info event with its data's attachments resolved; any other event as it is."""
+    if isinstance(event, InfoEvent) and event.source == INFO_SOURCE:
+        return event.model_copy(update={"data": resolved(event.data, resolve)})
+    return event
 
 
 def _info(events: Sequence[Event], kind: str) -> Mapping[str, Any] | None:
@@ -358,12 +389,15 @@ def _info(events: Sequence[Event], kind: str) -> Mapping[str, Any] | None:
 
 
 def read_trace(sample: EvalSample) -> Trace:
-    """The trace of the swarm run in ``sample``.
+    """The trace of the swarm run in ``sample``: its attachments resolved in what is read
+    (the records' info events, the calls' outputs and the tool calls' arguments), as
+    ``resolve_sample_attachments`` would resolve them.
 
     Raises:
         LookupError: the sample has no ``inspect_swarm:result`` record (no swarm ran in it).
     """
-    events = list(sample.events)
+    resolve = resolver(sample.attachments or {})
+    events = [_resolved_info(e, resolve) for e in sample.events]
     store = sample.store or {}
     result = store.get(RESULT_KEY) or _info(events, "result")
     if not isinstance(result, Mapping):
@@ -372,28 +406,29 @@ def read_trace(sample: EvalSample) -> Trace:
     members = tuple(m for m in result.get("members") or [] if isinstance(m, Mapping))
     names = {str(m.get("name")) for m in members}
     owner, own = _owners(events, names)
+    own_spans = set(own.values())
     calls: list[Call] = []
     tools: list[Tool] = []
     steps: dict[str, int] = {}
     begins: dict[str, datetime] = {}
     for i, e in enumerate(events):
-        if isinstance(e, SpanBeginEvent) and e.id in own.values():
+        if isinstance(e, SpanBeginEvent) and e.id in own_spans:
             begins[owner[e.id]] = e.timestamp
         member = owner.get(e.span_id or "") if isinstance(e, ModelEvent | ToolEvent) else None
         if member is None:
             continue
         if isinstance(e, ModelEvent):
             steps[member] = steps.get(member, 0) + 1
-            calls.append(_model_call(e, i, member, steps[member]))
+            calls.append(_model_call(e, i, member, steps[member], resolve))
         elif isinstance(e, ToolEvent):
-            tools.append(_tool_call(e, i, member))
+            tools.append(_tool_call(e, i, member, resolve))
     offsets = {}
     for m in members:
         name, started = str(m.get("name")), m.get("started")
         if name in begins and isinstance(started, int | float):
             offsets[name] = begins[name] - timedelta(seconds=float(started))
     stop = _info(events, "stop")
-    evidence = tuple(swarm_evidence(sample))
+    evidence = tuple(evidence_of(events))
     message_log = swarm_messages(sample)
     spawn_ledger = swarm_spawns(sample)
     messages = tuple(message_log.messages) if message_log is not None else ()
@@ -475,7 +510,20 @@ def _received(trace: Trace, m: MessageLogEntry, notices: Mapping[int, str]) -> C
     held = trace.holder(tool) if tool is not None else None
     notice = notices.get(m.seq) if m.kind == "receipt" else None  # a notice holds a receipt
     if notice is not None:  # whole, and only announces a message
-        for c in trace.calls_of(m.recipient):
-            if c.completed and notice in c.notices and (held is None or c.index < held.index):
-                return c
+        first = _noticed(trace).get((m.recipient, notice))
+        if first is not None and (held is None or first.index < held.index):
+            return first
     return held
+
+
+def _noticed(trace: Trace) -> dict[tuple[str, str], Call]:
+    """(member, notice id) -> the member's first completed call whose input held the notice."""
+    if "noticed" not in trace.cache:
+        found: dict[tuple[str, str], Call] = {}
+        for c in trace.calls:
+            if c.completed:
+                for notice in c.notices:
+                    found.setdefault((c.member, notice), c)
+        trace.cache["noticed"] = found
+    noticed: dict[tuple[str, str], Call] = trace.cache["noticed"]
+    return noticed

@@ -198,9 +198,24 @@ def lane_marks(g: Geometry, lane: Lane) -> list[Placed]:
     ]
 
 
+_KINDS = 9
+"""The kinds of mark ``lane_marks`` draws (wait, setup, model, tool, write, rejected, notice,
+spawn, spawn-refused)."""
+
+
 def layout(run: RunTimeline, *, plot: int = 1000) -> tuple[Geometry, list[list[Placed]]]:
     """The geometry of ``run`` and each lane's marks, within ``MARK_BUDGET`` where it can be."""
     g = geometry(run, plot=plot)
+    if _KINDS * len(run.lanes) > MARK_BUDGET:
+        # no bin draws fewer marks than one per kind on each lane, which the last bin (as
+        # wide as the plot) draws: when that is over the budget, so is every bin, and the
+        # bins would double (4, 8, ... pixels) up to the last one; start there
+        last = attrs.evolve(g, bin=4.0)
+        while (last.bin or 0) < plot:
+            last = attrs.evolve(last, bin=2 * (last.bin or 0))
+        placed = [lane_marks(last, lane) for lane in run.lanes]
+        if sum(len({p.kind for p in marks}) for marks in placed) > MARK_BUDGET:
+            return last, placed
     while True:
         placed = [lane_marks(g, lane) for lane in run.lanes]
         if sum(map(len, placed)) <= MARK_BUDGET or (g.bin or 0) >= plot:

@@ -8,10 +8,10 @@ from inspect_ai.log import (
     EvalLog,
     EvalSample,
     read_eval_log,
-    read_eval_log_sample,
     read_eval_log_sample_summaries,
 )
 
+from swarm.analysis import read_sample
 from swarm.errors import SwarmError
 
 __all__ = ["TimelineError", "choose", "load_sample", "one_line"]
@@ -79,7 +79,7 @@ def load_sample(
     original = next(s.id for s in summaries if str(s.id) == wanted)
     samples = len({i for i, _ in found})
     try:
-        read = read_eval_log_sample(path, id=original, epoch=chosen)
+        read = read_sample(path, original, chosen)
     except Exception as ex:  # the summaries list it, but its entry is corrupt or missing
         raise TimelineError(
             f"sample {wanted!r} (epoch {chosen}) of {log} could not be read: {one_line(ex)}"
