@@ -67,11 +67,14 @@ def preamble(name: str, n: int) -> str:
 
 
 def build_floor_worker_group(
-    names: list[str], tools: list[Any] | None = None, worker: Callable[[], Any] | None = None
+    names: list[str],
+    tools: list[Any] | None = None,
+    worker: Callable[[], Any] | None = None,
+    tools_for: Callable[[str], list[Any]] | None = None,
 ) -> Any:
     """The named agents in one anyio task group inside a solver, no swarm around them: react()
-    agents with ``noop`` (or ``tools``; or ``worker()``'s agents), each told its name as a
-    swarm would."""
+    agents with ``noop`` (or ``tools``; or ``worker()``'s agents; or ``tools_for(name)``, each
+    agent's own), each told its name as a swarm would."""
     import anyio
     from inspect_ai.agent import AgentState, react, run
     from inspect_ai.model import ChatMessageUser
@@ -95,7 +98,8 @@ def build_floor_worker_group(
                     ChatMessageUser(content=state.input_text, source="input"),
                     ChatMessageUser(content=preamble(names[i], n), source="input"),
                 ]
-                results[i] = await run(worker(), messages, name=names[i])
+                agent = react(tools=tools_for(names[i])) if tools_for else worker()
+                results[i] = await run(agent, messages, name=names[i])
 
             async with anyio.create_task_group() as tg:
                 for i in range(n):

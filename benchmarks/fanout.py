@@ -68,6 +68,43 @@ def build_fanout(n: int, k: int) -> Any:
     )
 
 
+def swarm_tool_schemas(lead: bool) -> list[Any]:
+    """Plain tools with exactly the names, descriptions and parameters of the swarm tools a
+    fan-out member is offered (read from the tools themselves, so they follow any change):
+    the messages channel's and ``swarm_wait``, and the lead's spawning tools.  Each returns
+    "ok"; the floor's script never calls them."""
+    from inspect_ai.tool import ToolDef
+
+    from swarm._run.spawn_tools import cancel_child, list_children, spawn_child, wait_for_children
+    from swarm._run.tools import swarm_wait
+    from swarm.plugins.channels.messages import read_messages_tool, send_message_tool
+
+    real = [send_message_tool(), read_messages_tool(), swarm_wait()]
+    if lead:
+        real += [spawn_child(), list_children(), cancel_child(), wait_for_children()]
+
+    def shaped_like(found: ToolDef) -> Any:
+        async def execute(**args: Any) -> str:  # one function per tool: it carries the name
+            return "ok"
+
+        shaped = ToolDef(
+            execute, name=found.name, description=found.description, parameters=found.parameters
+        )
+        return shaped.as_tool()
+
+    return [shaped_like(ToolDef(t)) for t in real]
+
+
+def build_floor_fanout_tools(n: int, k: int) -> Any:
+    """The floor with the swarm's tool schemas: the same n + 1 agents and model calls as
+    ``floor-fanout``, each also offered plain tools shaped like the swarm tools its fan-out
+    member is offered (never called): what Inspect charges for offering them, no swarm."""
+    noop = noop_factory()
+    lead, child = [noop(), *swarm_tool_schemas(True)], [noop(), *swarm_tool_schemas(False)]
+    names = [LEAD, *(_child(i) for i in range(1, n + 1))]
+    return build_floor_worker_group(names, tools_for=lambda name: lead if name == LEAD else child)
+
+
 def sandboxed_script(n: int, k: int) -> dict[str, list[dict[str, Any]]]:
     """F(n, k) with one ``bash`` call per child first: it reads its own part's file."""
     scripts = swarm_script(n, k)
@@ -137,6 +174,17 @@ FANOUT_MODES: dict[str, Mode] = {
         description="the floor of F(n, k): n + 1 react() agents (a lead and n children) in one "
         "anyio task group, the same model calls, every tool a noop",
         build=build_floor_fanout,
+        script=floor_script,
+        calls=lambda n, k: (n + 2) + n * (k + 2),
+        tool_calls=lambda n, k: (n + 1) + n * (k + 1),
+        submitted=lambda n: n + 1,
+    ),
+    "floor-fanout-tools": Mode(
+        description="floor-fanout with the swarm's tool schemas: every agent also offered plain "
+        "tools of exactly the names, descriptions and parameters of the swarm tools its fan-out "
+        "member gets (the lead 7, each child 3), never called: Inspect's own cost of offering "
+        "them",
+        build=build_floor_fanout_tools,
         script=floor_script,
         calls=lambda n, k: (n + 2) + n * (k + 2),
         tool_calls=lambda n, k: (n + 1) + n * (k + 1),

@@ -203,6 +203,8 @@ COMPARISONS: list[tuple[str, str, str]] = [
     ("peer-shm", "floor", "baseline: 2.4 in time, 2.2 in RSS at n = 256"),
     ("swarm-shm", "peer-shm", "—"),
     ("fanout", "floor-fanout", "time <= 1.3, RSS <= 1.3 at n = 256"),
+    ("floor-fanout-tools", "floor-fanout", "Inspect's own cost of the swarm's tool schemas"),
+    ("fanout", "floor-fanout-tools", "the swarm's own share of F(n, k)"),
     ("fanout-bwrap", "fanout-local", "what isolating every member costs (no target)"),
     ("swarm-background", "floor-background", "metering background work: time <= 1.05"),
     ("swarm-background", "swarm", "the same work in the background, in a swarm (no target)"),
