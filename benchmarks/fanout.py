@@ -14,7 +14,15 @@ Every call reports the same usage as W(n, k)'s.  ``workload.py`` adds these mode
 
 from typing import Any
 
-from common import ANSWER, USAGE, Mode, build_floor_worker_group, noop_factory
+from common import (
+    ANSWER,
+    SUBMITTED_KEY,
+    USAGE,
+    Mode,
+    build_floor_worker_group,
+    noop_factory,
+    preamble,
+)
 
 LEAD = "lead"
 
@@ -105,6 +113,58 @@ def build_floor_fanout_tools(n: int, k: int) -> Any:
     return build_floor_worker_group(names, tools_for=lambda name: lead if name == LEAD else child)
 
 
+def build_floor_fanout_staggered(n: int, k: int) -> Any:
+    """``floor-fanout`` with the children started when fan-out starts them: the lead's
+    ``noop(i)`` starts child c-i (i = 1..n) in the solver's task group, so the children run
+    while the lead goes on calling, as spawned children do.  The same agents, messages and
+    model calls as ``floor-fanout``; only when each child starts differs; no swarm."""
+    import anyio
+    from inspect_ai.agent import AgentState, react, run
+    from inspect_ai.model import ChatMessageUser
+    from inspect_ai.solver import Generate, TaskState, solver
+    from inspect_ai.tool import Tool, tool
+
+    child_noop = noop_factory()
+
+    @solver
+    def floor() -> Any:
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            results: dict[str, AgentState] = {}
+
+            async def one(name: str, agent: Any) -> None:
+                messages = [
+                    ChatMessageUser(content=state.input_text, source="input"),
+                    ChatMessageUser(content=preamble(name, n + 1), source="input"),
+                ]
+                results[name] = await run(agent, messages, name=name)
+
+            async with anyio.create_task_group() as tg:
+
+                @tool(name="noop")
+                def starting_noop() -> Tool:
+                    async def execute(i: int) -> str:
+                        """Do nothing.
+
+                        Args:
+                            i: a counter
+                        """
+                        if 1 <= i <= n:
+                            tg.start_soon(one, _child(i), react(tools=[child_noop()]))
+                        return f"ok {i}"
+
+                    return execute
+
+                tg.start_soon(one, LEAD, react(tools=[starting_noop()]))
+            done = sum(s.output.completion.rstrip().endswith(ANSWER) for s in results.values())
+            state.store.set(SUBMITTED_KEY, done)
+            state.output.completion = ANSWER
+            return state
+
+        return solve
+
+    return floor()
+
+
 def sandboxed_script(n: int, k: int) -> dict[str, list[dict[str, Any]]]:
     """F(n, k) with one ``bash`` call per child first: it reads its own part's file."""
     scripts = swarm_script(n, k)
@@ -174,6 +234,16 @@ FANOUT_MODES: dict[str, Mode] = {
         description="the floor of F(n, k): n + 1 react() agents (a lead and n children) in one "
         "anyio task group, the same model calls, every tool a noop",
         build=build_floor_fanout,
+        script=floor_script,
+        calls=lambda n, k: (n + 2) + n * (k + 2),
+        tool_calls=lambda n, k: (n + 1) + n * (k + 1),
+        submitted=lambda n: n + 1,
+    ),
+    "floor-fanout-staggered": Mode(
+        description="floor-fanout with each child started when fan-out starts it (the lead's "
+        "noop(i) starts child c-i), not all at once: the same agents and model calls with "
+        "fan-out's timing, no swarm",
+        build=build_floor_fanout_staggered,
         script=floor_script,
         calls=lambda n, k: (n + 2) + n * (k + 2),
         tool_calls=lambda n, k: (n + 1) + n * (k + 1),

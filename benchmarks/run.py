@@ -205,6 +205,8 @@ COMPARISONS: list[tuple[str, str, str]] = [
     ("fanout", "floor-fanout", "time <= 1.3, RSS <= 1.3 at n = 256"),
     ("floor-fanout-tools", "floor-fanout", "Inspect's own cost of the swarm's tool schemas"),
     ("fanout", "floor-fanout-tools", "the swarm's own share of F(n, k)"),
+    ("floor-fanout-staggered", "floor-fanout", "children started as the lead goes (no target)"),
+    ("fanout", "floor-fanout-staggered", "the swarm's own share, fan-out's timing (no target)"),
     ("fanout-bwrap", "fanout-local", "what isolating every member costs (no target)"),
     ("swarm-background", "floor-background", "metering background work: time <= 1.05"),
     ("swarm-background", "swarm", "the same work in the background, in a swarm (no target)"),
