@@ -229,36 +229,36 @@ def sandboxed_mode(description: str, *, per_member: bool) -> Mode:
     )
 
 
-FANOUT_MODES: dict[str, Mode] = {
-    "floor-fanout": Mode(
-        description="the floor of F(n, k): n + 1 react() agents (a lead and n children) in one "
-        "anyio task group, the same model calls, every tool a noop",
-        build=build_floor_fanout,
+def floor_mode(description: str, build: Any) -> Mode:
+    """A floor of F(n, k): n + 1 bare agents making fan-out's model calls, every call a noop."""
+    return Mode(
+        description=description,
+        build=build,
         script=floor_script,
         calls=lambda n, k: (n + 2) + n * (k + 2),
         tool_calls=lambda n, k: (n + 1) + n * (k + 1),
         submitted=lambda n: n + 1,
+    )
+
+
+FANOUT_MODES: dict[str, Mode] = {
+    "floor-fanout": floor_mode(
+        "the floor of F(n, k): n + 1 react() agents (a lead and n children) in one "
+        "anyio task group, the same model calls, every tool a noop",
+        build_floor_fanout,
     ),
-    "floor-fanout-staggered": Mode(
-        description="floor-fanout with each child started when fan-out starts it (the lead's "
+    "floor-fanout-staggered": floor_mode(
+        "floor-fanout with each child started when fan-out starts it (the lead's "
         "noop(i) starts child c-i), not all at once: the same agents and model calls with "
         "fan-out's timing, no swarm",
-        build=build_floor_fanout_staggered,
-        script=floor_script,
-        calls=lambda n, k: (n + 2) + n * (k + 2),
-        tool_calls=lambda n, k: (n + 1) + n * (k + 1),
-        submitted=lambda n: n + 1,
+        build_floor_fanout_staggered,
     ),
-    "floor-fanout-tools": Mode(
-        description="floor-fanout with the swarm's tool schemas: every agent also offered plain "
+    "floor-fanout-tools": floor_mode(
+        "floor-fanout with the swarm's tool schemas: every agent also offered plain "
         "tools of exactly the names, descriptions and parameters of the swarm tools its fan-out "
         "member gets (the lead 7, each child 3), never called: Inspect's own cost of offering "
         "them",
-        build=build_floor_fanout_tools,
-        script=floor_script,
-        calls=lambda n, k: (n + 2) + n * (k + 2),
-        tool_calls=lambda n, k: (n + 1) + n * (k + 1),
-        submitted=lambda n: n + 1,
+        build_floor_fanout_tools,
     ),
     "fanout": Mode(
         description="swarm-eval, F(n, k): a lead spawns n children (spawn_child), each makes k "
