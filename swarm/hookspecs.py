@@ -221,9 +221,10 @@ def swarm_on_quiescence(view: SwarmView, event: Quiescent) -> Decision | None:
 def swarm_choose_answer(view: SwarmView) -> Answer | None:
     """Choose which member's submission is the swarm's answer.
 
-    Stops at first non-None result.  Called when the swarm's members have ended (before the
-    final step) and once more as its records are written; not after every change, so that a
-    rule may read every submission without costing the roster's size per member end.  The
+    Stops at first non-None result.  Called once, when the swarm's members have ended (before
+    the final step; on an interrupted run, as its records are written); not after every
+    change, so that a rule may read every submission without costing the roster's size per
+    member end.  The
     built-in default picks the earliest submission (ties by roster order).  A controller's
     explicit ``Decision(answer=...)`` overrides this hook.  The view holds every member's
     answer, so a rule can choose by content (``swarm.vote``).  An

@@ -62,4 +62,4 @@ def test_views_read_and_answer_choices_per_member_do_not_grow_with_the_roster(
     views_small, choices_small = views_and_choices(4, tmp_path / "4", monkeypatch)
     views_large, choices_large = views_and_choices(16, tmp_path / "16", monkeypatch)
     assert (views_small, views_large) == (11 * 4, 11 * 16)  # eleven reads per member
-    assert choices_small == choices_large == 2  # at the end, not after every member's end
+    assert choices_small == choices_large == 1  # at the end, not after every member's end

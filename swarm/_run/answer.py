@@ -1,8 +1,8 @@
 """The swarm's answer: which member's submission it is, and the output it gives the sample.
 
 A controller's explicit ``Decision(answer=...)`` wins; otherwise ``swarm_choose_answer`` decides
-when the members have ended, and again as the records are written (on an interrupted run, that
-is the answer as of its end: provisional).  An answer of mode
+once, when the members have ended (on an interrupted run, as the records are written: the answer
+as of its end, provisional).  An answer of mode
 ``synthesize`` names no member: the final step (``final_step``) writes it when the members end,
 and what it gave (or why it gave nothing) is then the answer.
 
@@ -61,6 +61,7 @@ class AnswerChoice:
         # a choice raised (the plugin's fault is reported): the run ends on it, and is not
         # asked again, so the fault is reported and logged once
         self._failed = False
+        self._settled = False  # chosen once the members ended: not asked again at the records
 
     def choose(self, member: str, reason: str | None) -> None:
         """A controller chose ``member``'s submission (it must have submitted)."""
@@ -96,6 +97,12 @@ class AnswerChoice:
         self.answer = answer
         return answer
 
+    def settle(self, view: SwarmView) -> Answer:
+        """Choose the answer once the members have ended (the records then keep it)."""
+        answer = self.refresh(view)
+        self._settled = True
+        return answer
+
     @property
     def output(self) -> ModelOutput:
         """The answer member's output, unchanged (the synthesis's for ``synthesize``; empty
@@ -125,7 +132,10 @@ class AnswerChoice:
         """The answer as of ``view`` given to the swarm's state: its output and, unless the run
         was interrupted, its conversation.  A plugin's fault here is logged (and already
         reported to the run)."""
-        if not self._failed:  # a choice that failed was reported: the answer stays as it was
+        if self.final is not None:  # what the final step wrote, or why it wrote nothing
+            self.answer = self.final
+        # chosen once the members ended, or failed (reported): the answer stays as it was
+        elif not self._failed and not self._settled:
             try:
                 self.refresh(view)
             except PluginError:

@@ -66,7 +66,7 @@ class FinalStep:
     async def run(self, view: SwarmView, now: Callable[[], float], grace: float) -> None:
         """Write the answer if its mode is ``synthesize``: one call, metered as the final
         step's, cancelled at the time cap plus ``grace`` (``now()``: the run's clock)."""
-        answer = self._answers.refresh(view)
+        answer = self._answers.settle(view)
         if answer.mode != "synthesize" or answer.member is not None:
             return
         answers = [(m.name, m.answer) for m in roster_submissions(view) if m.answer is not None]
