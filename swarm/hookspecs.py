@@ -360,7 +360,8 @@ def swarm_member_tools(view: SwarmView, member: MemberView, nested: bool) -> lis
 def swarm_notice_lines(view: SwarmView, member: MemberView, loop: str) -> NoticeLine | None:
     """A channel's line for a member's next notice (notify mode, own loop, turn boundary).
 
-    Every implementation is called; the lines are joined into one ``[Swarm notice]`` message.
+    Every implementation is called; the lines are joined into one ``[Swarm notice]``, which
+    rides at the end of the turn's last tool result (a user message after a turn without one).
     A line should name only counts, swarm ids and roster names, never member-written text, and
     returning it covers what it names (the next notice omits it until it changes again).  Not
     called once the swarm is stopping or the member is torn down (its next model call would be

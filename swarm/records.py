@@ -26,6 +26,8 @@ __all__ = [
     "READS_KEY",
     "SUBAGENTS_KEY",
     "METRICS_KEY",
+    "NOTICE_PREFIX",
+    "NOTICE_SEPARATOR",
     "RESERVED_KEYS",
     "RESULT_KEY",
     "SPAWNS_KEY",
@@ -68,6 +70,14 @@ __all__ = [
 
 INFO_SOURCE = "inspect_swarm"
 """The ``source`` of every ``InfoEvent`` swarm-eval writes, and the key of its message metadata."""
+
+NOTICE_PREFIX = "[Swarm notice] "
+"""How a notice's text starts: the prefix, then one line from each channel with news."""
+
+NOTICE_SEPARATOR = "\n\n"
+"""What comes between a tool result and the notice that rides at its end (a turn that ended
+with tool results gets its notice there; one that ended without a tool call gets a user
+message).  ``swarm.analysis.notice_text`` finds a notice in either."""
 
 EVIDENCE_TYPE = "evidence"
 """The ``type`` of the one info event that holds a run's evidence of channel activity: every

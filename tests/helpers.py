@@ -7,6 +7,7 @@ import weakref
 from typing import Any
 
 import anyio
+import attrs
 from inspect_ai.agent import Agent, AgentState, agent, react
 from inspect_ai.log import EvalSample
 from inspect_ai.model import ChatMessageUser, GenerateConfig, ModelAPI
@@ -241,17 +242,37 @@ def shm_comm(sample: EvalSample, name: str) -> dict[str, Any]:
     return found
 
 
-def notice_messages(sample: EvalSample) -> list[Any]:
-    """The ``[Swarm notice]`` user messages in the model calls' inputs, in event order (a notice
-    is in every later call's input too, so each appears once per call that carries it)."""
-    from inspect_ai.model import ChatMessageUser
+@attrs.frozen
+class InputNotice:
+    """A notice in a model call's input: its own user message, or riding at the end of the
+    turn's last tool result (``role == "tool"``)."""
+
+    text: str  # from "[Swarm notice]" on
+    role: str
+    metadata: dict[str, Any]
+
+
+def notice_in(message: Any) -> InputNotice | None:
+    """The notice ``message`` (of a sample whose attachments are resolved) is or carries."""
+    from swarm.analysis import notice_text
+
+    text = notice_text(message)
+    if text is None:
+        return None
+    return InputNotice(text=text, role=message.role, metadata=message.metadata)
+
+
+def notice_messages(sample: EvalSample) -> list[InputNotice]:
+    """The notices in the model calls' inputs, in event order (a notice is in every later
+    call's input too, so each appears once per call that carries it)."""
+    from inspect_ai.log import resolve_sample_attachments
 
     return [
-        m
-        for e in sample.events
+        found
+        for e in resolve_sample_attachments(sample).events
         if e.event == "model"
         for m in e.input
-        if isinstance(m, ChatMessageUser) and m.text.startswith("[Swarm notice]")
+        if (found := notice_in(m)) is not None
     ]
 
 

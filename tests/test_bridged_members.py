@@ -140,7 +140,7 @@ def check_child_run(sample: EvalSample, *, tokens: dict[str, int], calls: int) -
 
 def test_an_in_process_bridged_child_is_metered_and_reaches_the_channels(log_dir: Path) -> None:
     sample = in_process(log_dir)
-    check_child_run(sample, tokens={"lead": 1751, "b": 1337}, calls=4)
+    check_child_run(sample, tokens={"lead": 1754, "b": 1337}, calls=4)
     # every swarm tool the bridged member ran is a tool event, the malformed one refused
     assert tools_of(sample) == [
         ("spawn_child", None),
@@ -464,7 +464,7 @@ def sandbox_bridged(tmp_path: Path, limits: dict[str, Any] | None = None) -> Eva
 
 def test_a_sandbox_bridged_child_is_metered_and_reaches_the_channels(tmp_path: Path) -> None:
     sample = sandbox_bridged(tmp_path)
-    check_child_run(sample, tokens={"lead": 1695, "b": 1380}, calls=4)
+    check_child_run(sample, tokens={"lead": 1696, "b": 1380}, calls=4)
     # the host tools the bridge ran are tool events too (Inspect's own, for bridged tools)
     assert tools_of(sample) == [
         ("spawn_child", None),

@@ -13,7 +13,7 @@ from swarm.analysis import swarm_evidence
 from swarm.records import evidence_entries
 from swarm.testing import call, pause, run_eval, scripted_model, submit
 
-from helpers import result, shm_worker, statuses, tool_results
+from helpers import notice_in, result, shm_worker, statuses, tool_results
 
 BOARD = "/shared_memory"
 
@@ -224,9 +224,7 @@ def notices_of(sample: EvalSample, name: str) -> list[str]:
 
     [span] = [e.id for e in sample.events if isinstance(e, SpanBeginEvent) and e.name == name]
     calls = [e for e in sample.events if isinstance(e, ModelEvent) and e.span_id == span]
-    return [
-        m.text for m in calls[-1].input if m.role == "user" and m.text.startswith("[Swarm notice]")
-    ]
+    return [found.text for m in calls[-1].input if (found := notice_in(m)) is not None]
 
 
 def test_notify_gets_notices_and_poll_does_not(log_dir: Path) -> None:

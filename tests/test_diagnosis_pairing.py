@@ -270,3 +270,24 @@ def test_diagnose_log_reads_one_sample_at_a_time_in_the_logs_order(tmp_path: Pat
     assert [(d.sample_id, d.epoch) for d in expected][:3] == [(1, 1), (2, 1), (3, 1)]
     assert list(diagnose_log(log.location)) == expected
     assert list(diagnose_log(tmp_path)) == expected
+
+
+def test_a_receipt_in_a_notice_that_rides_on_a_tool_result_links_to_the_call_holding_it(
+    tmp_path: Path,
+) -> None:
+    # b ends without replying; its receipt's notice rides on the lead's list_children result,
+    # so the lead's third call (the first whose input holds it) depends on b's last call
+    solver = swarm(
+        members=member("swarm/worker", name="lead", can_spawn=["worker"]),
+        templates={"worker": member("swarm/worker")},
+        controller=controller("leaderless", stop_on_submission=False),
+    )
+    lead = [u(call("spawn_child", name="b", task="t")), pause(0.5, u(call("list_children")))]
+    lead += [u(call("list_children")), u(submit("d"))]
+    trace = read_trace(sample_of(solver, {"lead": lead, "b": [u(submit("ok"))]}, tmp_path))
+    [receipt] = [link for link in trace.links if link.via == "receipt"]
+    calls = {c.index: c for c in trace.calls}
+    source, target = calls[receipt.source], calls[receipt.target]
+    assert (source.member, source.step) == ("b", 1)
+    assert (target.member, target.step) == ("lead", 3)
+    assert target.notices == {"n-1"}

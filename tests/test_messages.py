@@ -14,7 +14,7 @@ from inspect_ai.log import EvalSample, resolve_sample_attachments
 from swarm import channel, controller, member, swarm
 from swarm.testing import Step, call, fail, pause, run_eval, scripted_model, submit
 
-from helpers import tool_results
+from helpers import notice_in, tool_results
 
 
 def run(scripts: dict[str, list[Step]], **swarm_args: Any) -> EvalSample:
@@ -153,11 +153,11 @@ def test_a_notice_names_unread_messages_and_shows_receipts() -> None:
     )
     sample = resolve_sample_attachments(sample)
     notices = [
-        m.text
+        found.text
         for e in sample.events
         if isinstance(e, ModelEvent) and any("You are lead," in m.text for m in e.input)
         for m in e.input
-        if m.role == "user" and m.text.startswith("[Swarm notice]")
+        if (found := notice_in(m)) is not None
     ]
     assert list(dict.fromkeys(notices)) == [
         "[Swarm notice] messages: 1 unread from a (call read_messages). [Receipt] Your child b "

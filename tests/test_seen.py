@@ -21,6 +21,7 @@ from helpers import (
     BOARD,
     board,
     comm_events,
+    notice_in,
     notice_messages,
     run_scripted,
     shm_comm,
@@ -268,7 +269,7 @@ def test_a_notice_is_counted_and_its_receipt_seen_when_the_call_that_carries_it_
     [receipt] = messages(sample)
     # seen at the start of the lead's third call: the first whose input holds the notice
     calls = model_calls(sample, "lead")
-    carrying = [i for i, e in enumerate(calls) if any(m.text == notice.text for m in e.input)]
+    carrying = [i for i, e in enumerate(calls) if any(notice_in(m) == notice for m in e.input)]
     assert carrying[0] == 2
     [notified] = comm_events(sample, "notified")
     assert receipt["seen"] == {"time": notified["time"], "via": "notice"}

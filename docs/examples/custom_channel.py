@@ -32,6 +32,7 @@ from swarm import (
     swarm_on_continue,
     swarm_tools,
 )
+from swarm.analysis import notice_text
 from swarm.testing import call, pause, reply, run_eval, scripted_model, submit
 
 NAME = "votes"
@@ -167,7 +168,7 @@ for e in sample.events:  # tool calls in the order they started, and notices
     if e.event == "tool" and e.function in ("vote", "swarm_wait"):
         text = e.error.message if e.error else str(e.result)
         print(f"[{who}] {e.function}({', '.join(map(repr, e.arguments.values()))}): {text}")
-    elif e.event == "model" and e.input[-1].text.startswith("[Swarm notice]"):
-        print(f"[{who}] {e.input[-1].text}")
+    elif e.event == "model" and (notice := notice_text(e.input[-1])) is not None:
+        print(f"[{who}] {notice}")
 for m in sample.store["inspect_swarm:metrics"]["members"]:
     print(f"{m['name']:<6} {m['comm'][NAME]}")

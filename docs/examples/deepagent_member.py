@@ -8,6 +8,7 @@ from inspect_ai.log import resolve_sample_attachments
 from inspect_ai.scorer import includes
 
 from swarm import LEDGER_KEY, METRICS_KEY, SUBAGENTS_KEY, channel, controller, member, swarm
+from swarm.analysis import notice_text
 from swarm.testing import call, pause, scripted_model, submit
 
 helper = {"name": "helper", "description": "adds numbers", "prompt": "You add numbers."}
@@ -48,11 +49,11 @@ print("log's tokens:", sum(u.total_tokens for u in sample.model_usage.values()))
 metrics = sample.store[METRICS_KEY]
 print("tools_unwired:", metrics["tools_unwired"], "notify_unwired:", metrics["notify_unwired"])
 notices = [
-    m.text.splitlines()[0]
+    notice.splitlines()[0]
     for e in sample.events
     if e.event == "model" and e.span_id
     for m in e.input
-    if m.role == "user" and m.text.startswith("[Swarm notice]")
+    if (notice := notice_text(m)) is not None
 ]
 print("a notice the lead got:", notices[0])
 for e in sample.store[SUBAGENTS_KEY]["entries"]:

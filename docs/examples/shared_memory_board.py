@@ -20,6 +20,7 @@ from swarm import (
     swarm_on_continue,
     swarm_tools,
 )
+from swarm.analysis import notice_text
 from swarm.testing import call, pause, reply, run_eval, scripted_model, submit
 
 BOARD = "/shared_memory"
@@ -51,10 +52,8 @@ def show(log: EvalLog) -> EvalSample:
             text = e.error.message if e.error else str(e.result)
             text = "\n".join(f"  {line}" if line else "" for line in text.split("\n"))
             print(text + ("  <- refused" if e.error else ""))
-        elif e.event == "model" and e.input[-1].role == "user":
-            text = e.input[-1].text
-            if text.startswith("[Swarm notice]"):
-                print(f"[{spans.get(e.span_id, '?')}] notice: {text}")
+        elif e.event == "model" and (notice := notice_text(e.input[-1])) is not None:
+            print(f"[{spans.get(e.span_id, '?')}] notice: {notice}")
     return sample
 
 

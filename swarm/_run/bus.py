@@ -28,6 +28,8 @@ from swarm.errors import RecordRejected
 from swarm.hookspecs import hookimpl
 from swarm.records import (
     INFO_SOURCE,
+    NOTICE_PREFIX,
+    NOTICE_SEPARATOR,
     Draft,
     Loop,
     MemberView,
@@ -120,7 +122,8 @@ class Bus:
         self._notices = 0
         # per member: tool results and notices not yet in a model input that was sent
         self._shown: dict[str, dict[str, list[Callable[[float], None]]]] = {}
-        self._unsent: dict[str, dict[str, Callable[[float], None]]] = {}
+        # member -> notice id -> (what to do when it is sent, its text)
+        self._unsent: dict[str, dict[str, tuple[Callable[[float], None], str]]] = {}
         self._changed: list[Callable[[Record], None]] = []
         self.evidence = EvidenceLog(port.now)
 
@@ -306,8 +309,8 @@ class Bus:
                 if line.seen is not None:
                     line.seen(time)
 
-        self._unsent.setdefault(member, {})[notice_id] = sent
-        text = "[Swarm notice] " + " ".join(line.text for line in lines)
+        text = NOTICE_PREFIX + " ".join(line.text for line in lines)
+        self._unsent.setdefault(member, {})[notice_id] = (sent, text)
         metadata = {
             "version": 1,
             "type": "notice",
@@ -337,25 +340,31 @@ class Bus:
         """``member``'s model call with input ``messages`` is being sent (it passed the run's
         refusal): the tool results (``when_sent``) and notices it holds are seen now.
 
-        What is still unseen was added since the member's last call, so the input is read from
-        its end and only until nothing is left unseen: O(what is new) per call, not
-        O(conversation) (a lead's conversation grows by one result and a notice per spawn).
-        Every match is called with the same ``now``, so the order of reading changes nothing."""
+        A notice is a user message, or rides at the end of a tool result (``NOTICE_SEPARATOR``
+        and its text); either way its message metadata names it.  What is still unseen was
+        added since the member's last call, so the input is read from its end and only until
+        nothing is left unseen: O(what is new) per call, not O(conversation).  Every match is
+        called with the same ``now``, so the order of reading changes nothing."""
         shown = self._shown.get(member)
         unsent = self._unsent.get(member)
         if not shown and not unsent:
             return
         now = self.now()
         for message in reversed(messages):
-            if message.role == "tool" and shown:
-                for seen in shown.pop(message.text, ()):
-                    seen(now)
-            elif message.role == "user" and unsent and message.metadata:
+            rider = ""  # the notice text a tool result carries
+            if unsent and message.metadata and message.role in ("user", "tool"):
                 meta = message.metadata.get(INFO_SOURCE)
                 if isinstance(meta, dict) and meta.get("type") == "notice":
-                    sent = unsent.pop(str(meta.get("id")), None)
-                    if sent is not None:
+                    found = unsent.pop(str(meta.get("id")), None)
+                    if found is not None:
+                        sent, rider = found
                         sent(now)
+            if message.role == "tool" and shown:
+                text = message.text
+                if rider:
+                    text = text.removesuffix(NOTICE_SEPARATOR + rider)
+                for seen in shown.pop(text, ()):
+                    seen(now)
             if not shown and not unsent:
                 break
 

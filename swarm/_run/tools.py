@@ -13,17 +13,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable
-from typing import Literal, get_type_hints
+from typing import Any, Literal, get_type_hints
 
 from inspect_ai.agent import AgentState
-from inspect_ai.model import ChatMessageUser
+from inspect_ai.model import ChatMessageTool, ChatMessageUser, Content, ContentText
 from inspect_ai.tool import Tool, ToolError, ToolSource, tool
 
 from swarm._inspect.private import current_agent_span_id, current_background_registry
 from swarm._run.identity import background_context, member_context
 from swarm._run.waits import waits_context
 from swarm._run.wiring import wiring_context
-from swarm.records import INFO_SOURCE
+from swarm.records import INFO_SOURCE, NOTICE_SEPARATOR
 
 __all__ = ["swarm_on_continue", "swarm_tools", "swarm_wait"]
 
@@ -121,7 +121,23 @@ def swarm_on_continue(
             state = base
         elif isinstance(base, str):
             text = f"{base}\n\n{text}"
-        state.messages.append(ChatMessageUser(content=text, metadata={INFO_SOURCE: metadata}))
+        last = state.messages[-1] if state.messages else None
+        if not isinstance(base, str) and isinstance(last, ChatMessageTool):
+            state.messages[-1] = _carrying(last, text, metadata)
+        else:
+            state.messages.append(ChatMessageUser(content=text, metadata={INFO_SOURCE: metadata}))
         return state
 
     return on_continue
+
+
+def _carrying(result: ChatMessageTool, text: str, metadata: dict[str, Any]) -> ChatMessageTool:
+    """A copy of the turn's last tool result with the notice at its end, as a shared-memory
+    result carries its status line: the notice adds no message to the conversation."""
+    content: str | list[Content]
+    if isinstance(result.content, str):
+        content = result.content + NOTICE_SEPARATOR + text
+    else:  # text parts are joined by a newline: the separator's second one is the join's
+        content = [*result.content, ContentText(text=NOTICE_SEPARATOR[1:] + text)]
+    carried = {**(result.metadata or {}), INFO_SOURCE: metadata}
+    return result.model_copy(update={"content": content, "metadata": carried})

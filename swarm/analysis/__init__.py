@@ -17,6 +17,9 @@
 - ``read_sample(log, id=None, epoch=1, records_only=False)``: one sample of a log, read as
   these readers read it (off the main thread; with ``records_only``, only the store and the
   sample's own fields: what the record readers need);
+- ``notice_text(message)``: the swarm notice a model input's message is or carries (a notice
+  rides at the end of its turn's last tool result, or is a user message after a turn without
+  a tool call), or ``None``;
 - ``swarm_evidence(sample, kind=None)``: the run's evidence of channel activity (every write,
   view, notice line and wait: ids and sizes, never text), in order;
 - ``arm_table(log_dir)``: an experiment's arms (``swarm arms``), one ``ArmRow`` each
@@ -49,6 +52,7 @@ from swarm.analysis._ledger import (
     swarm_ledger,
 )
 from swarm.analysis._member_scores import MEMBER_SCORE_KEYS, member_scores
+from swarm.analysis._notices import notice_text
 from swarm.analysis._plots import Comparison, comparison_figures, frontier, write_comparison
 from swarm.analysis._read import RECORDS_ONLY, read_sample
 from swarm.analysis._result import (
@@ -112,6 +116,7 @@ __all__ = [
     "SwarmLedger",
     "Usage",
     "member_scores",
+    "notice_text",
     "read_sample",
     "require_dataframes",
     "swarm_evidence",

@@ -240,7 +240,8 @@ def _model_call(e: ModelEvent, index: int, member: str, step: int, resolve: Reso
     holds = frozenset(m.tool_call_id for m in e.input if m.role == "tool" and m.tool_call_id)
     notices = set()
     for m in e.input:
-        meta = (m.metadata or {}).get(INFO_SOURCE) if m.role == "user" else None
+        # a notice is a user message or rides on a tool result
+        meta = (m.metadata or {}).get(INFO_SOURCE) if m.role in ("user", "tool") else None
         if isinstance(meta, dict) and meta.get("type") == "notice":
             notices.add(str(meta.get("id")))
     duration = _seconds(e.timestamp, e.completed)

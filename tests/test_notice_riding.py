@@ -1,0 +1,98 @@
+"""Where a notice goes: a turn that ended with tool results gets it at the end of the last
+result, as a shared-memory result carries its status line, so it adds no message to the
+conversation; a turn that ended without a tool call gets it as a user message.  Either way
+the message's metadata names it, and it and the result under it are seen when the call whose
+input holds them is sent."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inspect_ai.event import ModelEvent
+from inspect_ai.log import EvalSample, resolve_sample_attachments
+
+from swarm import channel, controller, member, swarm
+from swarm.testing import Step, call, pause, reply, run_eval, scripted_model, submit
+
+from helpers import BOARD, comm_events, notice_in, notice_messages, sm, tool_results
+
+RECEIPT = "[Swarm notice] [Receipt] Your child b finished without replying to you."
+
+
+def run(scripts: dict[str, list[Step]], **swarm_args: Any) -> EvalSample:
+    solver = swarm(
+        members=member("swarm/worker", name="lead", can_spawn=["worker"]),
+        templates={"worker": member("swarm/worker")},
+        controller=controller("leaderless", stop_on_submission=False),
+        **swarm_args,
+    )
+    log = run_eval(solver, model=scripted_model(scripts))
+    assert log.status == "success", log.error
+    [sample] = log.samples or []
+    return resolve_sample_attachments(sample)
+
+
+def lead_calls(sample: EvalSample) -> list[ModelEvent]:
+    return [
+        e
+        for e in sample.events
+        if isinstance(e, ModelEvent) and any("You are lead," in m.text for m in e.input)
+    ]
+
+
+def test_a_notice_rides_on_the_last_tool_result_of_its_turn() -> None:
+    lead = [call("spawn_child", name="b", task="t"), pause(0.5, call("list_children"))]
+    lead += [call("list_children"), submit("d")]
+    sample = run({"lead": lead, "b": [submit("ok")]})
+    calls = lead_calls(sample)
+    carrier = calls[2].input[-1]
+    listed = tool_results(sample, "list_children")[0][0]  # the tool's own result, as logged
+    assert carrier.role == "tool" and carrier.text == f"{listed}\n\n{RECEIPT}"
+    assert RECEIPT not in listed
+    # no message was added: the third call's input is the second's plus one turn
+    assert [m.role for m in calls[2].input] == [m.role for m in calls[1].input] + [
+        "assistant",
+        "tool",
+    ]
+    [notice] = list({n.text: n for n in notice_messages(sample)}.values())
+    assert (notice.text, notice.role) == (RECEIPT, "tool")
+    [line] = notice.metadata["inspect_swarm"]["lines"]
+    assert notice.metadata["inspect_swarm"]["id"] == "n-1" and line["channel"] == "messages"
+    [notified] = comm_events(sample, "notified")
+    [receipt] = sample.store["inspect_swarm:messages"]["messages"]
+    assert receipt["seen"] == {"time": notified["time"], "via": "notice"}
+
+
+def test_a_turn_without_a_tool_call_gets_the_notice_as_a_user_message() -> None:
+    lead = [call("spawn_child", name="b", task="t"), pause(0.5, reply("thinking"))]
+    lead += [call("list_children"), submit("d")]
+    sample = run({"lead": lead, "b": [submit("ok")]})
+    calls = lead_calls(sample)
+    roles = [m.role for m in calls[2].input]
+    # react adds no continue prompt of its own: the notice is the turn's one user message
+    assert roles == [m.role for m in calls[1].input] + ["assistant", "user"]
+    assert calls[2].input[-1].text == RECEIPT
+    assert notice_in(calls[2].input[-1]) is not None
+    [receipt] = sample.store["inspect_swarm:messages"]["messages"]
+    [notified] = comm_events(sample, "notified")
+    assert receipt["seen"] == {"time": notified["time"], "via": "notice"}
+
+
+def test_a_read_that_carries_a_notice_is_seen_with_it() -> None:
+    # b writes a file and replies; the lead reads the reply, and the notice of b's file rides
+    # on that read's result: the reply is seen when the call holding both is sent
+    child = [pause(0.2, sm("create", path=f"{BOARD}/x.md", file_text="x"))]
+    child += [call("send_message", to="parent", text="hi"), submit("ok")]
+    lead = [call("spawn_child", name="b", task="t"), pause(0.5, call("read_messages"))]
+    lead += [call("list_children"), submit("d")]
+    sample = run(
+        {"lead": lead, "b": child}, channels=[channel("shared_memory"), channel("messages")]
+    )
+    calls = lead_calls(sample)
+    [(read, _)] = tool_results(sample, "read_messages")
+    carrier = calls[2].input[-1]
+    assert carrier.role == "tool" and carrier.text.startswith(f"{read}\n\n[Swarm notice] 1 shared")
+    [notified] = [e for e in comm_events(sample, "notified") if e["member"] == "lead"]
+    assert notified["channel"] == "shared_memory"
+    [reply_] = sample.store["inspect_swarm:messages"]["messages"]
+    assert reply_["seen"] == {"time": notified["time"], "via": "read"}
