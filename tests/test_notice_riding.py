@@ -96,3 +96,19 @@ def test_a_read_that_carries_a_notice_is_seen_with_it() -> None:
     assert notified["channel"] == "shared_memory"
     [reply_] = sample.store["inspect_swarm:messages"]["messages"]
     assert reply_["seen"] == {"time": notified["time"], "via": "read"}
+
+
+def test_a_failed_result_carries_no_notice_a_user_message_does() -> None:
+    # providers send a failed tool result's error message, not its content, so a notice
+    # riding on it would never reach the model: it comes as a user message instead
+    lead = [call("spawn_child", name="b", task="t"), pause(0.5, call("no_such_tool"))]
+    lead += [call("list_children"), submit("d")]
+    sample = run({"lead": lead, "b": [submit("ok")]})
+    calls = lead_calls(sample)
+    failed, notice = calls[2].input[-2:]
+    assert failed.role == "tool" and failed.error is not None
+    assert notice_in(failed) is None and RECEIPT not in failed.text
+    assert (notice.role, notice.text) == ("user", RECEIPT)
+    [receipt] = sample.store["inspect_swarm:messages"]["messages"]
+    [notified] = comm_events(sample, "notified")
+    assert receipt["seen"] == {"time": notified["time"], "via": "notice"}

@@ -93,7 +93,9 @@ def swarm_on_continue(
     ``on_continue`` function) or, without one, continue (``no_tool_calls="continue"``, for
     react with a submit tool) or stop when the model called no tool (``"stop"``, for
     ``react(submit=False)``).  Unless that is to stop, a member in ``notify`` mode gets at most
-    one notice per turn boundary naming what changed in the channels since it last looked.
+    one notice per turn boundary naming what changed in the channels since it last looked: at
+    the end of the turn's last tool result, or as a user message when the turn ended without a
+    tool call or with a failed result (or when ``inner`` gave a message: added to it).
     Poll-mode members, subagents and agents outside a swarm get nothing added.
     """
 
@@ -122,7 +124,8 @@ def swarm_on_continue(
         elif isinstance(base, str):
             text = f"{base}\n\n{text}"
         last = state.messages[-1] if state.messages else None
-        if not isinstance(base, str) and isinstance(last, ChatMessageTool):
+        # a provider sends a failed result's error, not its content: the notice would be lost
+        if not isinstance(base, str) and isinstance(last, ChatMessageTool) and last.error is None:
             state.messages[-1] = _carrying(last, text, metadata)
         else:
             state.messages.append(ChatMessageUser(content=text, metadata={INFO_SOURCE: metadata}))
