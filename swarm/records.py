@@ -76,8 +76,9 @@ NOTICE_PREFIX = "[Swarm notice] "
 
 NOTICE_SEPARATOR = "\n\n"
 """What comes between a tool result and the notice that rides at its end (a turn that ended
-with tool results gets its notice there; one that ended without a tool call, or with a failed
-result, gets a user message).  ``swarm.analysis.notice_text`` finds a notice in either."""
+with tool results gets its notice there; one that ended without a tool call, or whose last
+result failed or is not plain text, gets a user message).  ``swarm.analysis.notice_text``
+finds a notice in either."""
 
 EVIDENCE_TYPE = "evidence"
 """The ``type`` of the one info event that holds a run's evidence of channel activity: every

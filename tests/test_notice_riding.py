@@ -8,10 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+from inspect_ai.agent import Agent, agent, react
 from inspect_ai.event import ModelEvent
 from inspect_ai.log import EvalSample, resolve_sample_attachments
+from inspect_ai.model import Content, ContentImage, ContentText
+from inspect_ai.tool import Tool, tool
 
-from swarm import channel, controller, member, swarm
+from swarm import channel, controller, member, swarm, swarm_on_continue, swarm_tools
 from swarm.testing import Step, call, pause, reply, run_eval, scripted_model, submit
 
 from helpers import BOARD, comm_events, notice_in, notice_messages, sm, tool_results
@@ -108,6 +112,55 @@ def test_a_failed_result_carries_no_notice_a_user_message_does() -> None:
     failed, notice = calls[2].input[-2:]
     assert failed.role == "tool" and failed.error is not None
     assert notice_in(failed) is None and RECEIPT not in failed.text
+    assert (notice.role, notice.text) == ("user", RECEIPT)
+    [receipt] = sample.store["inspect_swarm:messages"]["messages"]
+    [notified] = comm_events(sample, "notified")
+    assert receipt["seen"] == {"time": notified["time"], "via": "notice"}
+
+
+PIXEL = (
+    "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"
+    "+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+)
+
+
+@tool
+def parts() -> Tool:
+    async def execute(image_only: bool) -> list[Content]:
+        """A result of several parts.
+
+        Args:
+            image_only: only an image, no text.
+        """
+        image = ContentImage(image=PIXEL)
+        return [image] if image_only else [ContentText(text="one"), image, ContentText(text="two")]
+
+    return execute
+
+
+@agent
+def parts_worker() -> Agent:
+    return react(tools=[parts(), swarm_tools()], on_continue=swarm_on_continue())
+
+
+@pytest.mark.parametrize("image_only", [False, True])
+def test_a_result_of_several_parts_carries_no_notice_a_user_message_does(image_only: bool) -> None:
+    # Inspect moves a result's media to a user message of its own and rebuilds the result
+    # without its metadata, so a notice riding on it would not be the one counted
+    lead = [call("spawn_child", name="b", task="t")]
+    lead += [pause(0.5, call("parts", image_only=image_only)), call("list_children"), submit("d")]
+    solver = swarm(
+        members=member(parts_worker, name="lead", can_spawn=["worker"]),
+        templates={"worker": member("swarm/worker")},
+        controller=controller("leaderless", stop_on_submission=False),
+    )
+    log = run_eval(solver, model=scripted_model({"lead": lead, "b": [submit("ok")]}))
+    assert log.status == "success", log.error
+    sample = resolve_sample_attachments((log.samples or [])[0])
+    calls = lead_calls(sample)
+    *_, result, media, notice = calls[2].input
+    assert result.role == "tool" and RECEIPT not in result.text
+    assert media.role == "user" and [type(p).__name__ for p in media.content] == ["ContentImage"]
     assert (notice.role, notice.text) == ("user", RECEIPT)
     [receipt] = sample.store["inspect_swarm:messages"]["messages"]
     [notified] = comm_events(sample, "notified")

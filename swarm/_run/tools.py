@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal, get_type_hints
+from typing import Any, Literal, TypeGuard, get_type_hints
 
 from inspect_ai.agent import AgentState
-from inspect_ai.model import ChatMessageTool, ChatMessageUser, Content, ContentText
+from inspect_ai.model import ChatMessage, ChatMessageTool, ChatMessageUser
 from inspect_ai.tool import Tool, ToolError, ToolSource, tool
 
 from swarm._inspect.private import current_agent_span_id, current_background_registry
@@ -95,7 +95,8 @@ def swarm_on_continue(
     ``react(submit=False)``).  Unless that is to stop, a member in ``notify`` mode gets at most
     one notice per turn boundary naming what changed in the channels since it last looked: at
     the end of the turn's last tool result, or as a user message when the turn ended without a
-    tool call or with a failed result (or when ``inner`` gave a message: added to it).
+    tool call or its last result failed or is not plain text (or when ``inner`` gave a
+    message: added to it).
     Poll-mode members, subagents and agents outside a swarm get nothing added.
     """
 
@@ -124,8 +125,7 @@ def swarm_on_continue(
         elif isinstance(base, str):
             text = f"{base}\n\n{text}"
         last = state.messages[-1] if state.messages else None
-        # a provider sends a failed result's error, not its content: the notice would be lost
-        if not isinstance(base, str) and isinstance(last, ChatMessageTool) and last.error is None:
+        if not isinstance(base, str) and _can_carry(last):
             state.messages[-1] = _carrying(last, text, metadata)
         else:
             state.messages.append(ChatMessageUser(content=text, metadata={INFO_SOURCE: metadata}))
@@ -134,13 +134,21 @@ def swarm_on_continue(
     return on_continue
 
 
+def _can_carry(message: ChatMessage | None) -> TypeGuard[ChatMessageTool]:
+    """Whether a notice can ride on ``message``: a tool result of plain text that succeeded.
+    A provider sends a failed result's error, not its content; and Inspect rebuilds a result
+    of several parts that holds media (moving the media to a user message), dropping its
+    metadata: a notice riding on either would not reach the model as the one the bus counts."""
+    return (
+        isinstance(message, ChatMessageTool)
+        and message.error is None
+        and isinstance(message.content, str)
+    )
+
+
 def _carrying(result: ChatMessageTool, text: str, metadata: dict[str, Any]) -> ChatMessageTool:
     """A copy of the turn's last tool result with the notice at its end, as a shared-memory
     result carries its status line: the notice adds no message to the conversation."""
-    content: str | list[Content]
-    if isinstance(result.content, str):
-        content = result.content + NOTICE_SEPARATOR + text
-    else:  # text parts are joined by a newline: the separator's second one is the join's
-        content = [*result.content, ContentText(text=NOTICE_SEPARATOR[1:] + text)]
     carried = {**(result.metadata or {}), INFO_SOURCE: metadata}
+    content = result.text + NOTICE_SEPARATOR + text
     return result.model_copy(update={"content": content, "metadata": carried})

@@ -15,7 +15,7 @@ def notice_text(message: ChatMessage) -> str | None:
 
     A turn that ended with tool results gets its notice at the end of the last result (after
     ``NOTICE_SEPARATOR``); a turn that ended without a tool call, or whose last result failed
-    (a provider sends a failed result's error, not its content), gets it as a user message.
+    or is not plain text, gets it as a user message.
     Either message's metadata names it: ``{"inspect_swarm": {"type": "notice", "id": "n-1",
     ...}}``.  Read a log's messages with their attachments resolved
     (``resolve_sample_attachments``): Inspect keeps a long text as an attachment.
