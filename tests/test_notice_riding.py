@@ -23,9 +23,12 @@ from helpers import BOARD, comm_events, notice_in, notice_messages, sm, tool_res
 RECEIPT = "[Swarm notice] [Receipt] Your child b finished without replying to you."
 
 
-def run(scripts: dict[str, list[Step]], **swarm_args: Any) -> EvalSample:
+def run(
+    scripts: dict[str, list[Step]], lead: Any = "swarm/worker", **swarm_args: Any
+) -> EvalSample:
+    """A lead (``lead``: its member builder) that may spawn ``swarm/worker`` children."""
     solver = swarm(
-        members=member("swarm/worker", name="lead", can_spawn=["worker"]),
+        members=member(lead, name="lead", can_spawn=["worker"]),
         templates={"worker": member("swarm/worker")},
         controller=controller("leaderless", stop_on_submission=False),
         **swarm_args,
@@ -34,6 +37,13 @@ def run(scripts: dict[str, list[Step]], **swarm_args: Any) -> EvalSample:
     assert log.status == "success", log.error
     [sample] = log.samples or []
     return resolve_sample_attachments(sample)
+
+
+def assert_receipt_seen_by_its_notice(sample: EvalSample) -> None:
+    """b's receipt was seen, via the notice, when the call that carried the notice was sent."""
+    [receipt] = sample.store["inspect_swarm:messages"]["messages"]
+    [notified] = comm_events(sample, "notified")
+    assert receipt["seen"] == {"time": notified["time"], "via": "notice"}
 
 
 def lead_calls(sample: EvalSample) -> list[ModelEvent]:
@@ -62,9 +72,7 @@ def test_a_notice_rides_on_the_last_tool_result_of_its_turn() -> None:
     assert (notice.text, notice.role) == (RECEIPT, "tool")
     [line] = notice.metadata["inspect_swarm"]["lines"]
     assert notice.metadata["inspect_swarm"]["id"] == "n-1" and line["channel"] == "messages"
-    [notified] = comm_events(sample, "notified")
-    [receipt] = sample.store["inspect_swarm:messages"]["messages"]
-    assert receipt["seen"] == {"time": notified["time"], "via": "notice"}
+    assert_receipt_seen_by_its_notice(sample)
 
 
 def test_a_turn_without_a_tool_call_gets_the_notice_as_a_user_message() -> None:
@@ -77,9 +85,7 @@ def test_a_turn_without_a_tool_call_gets_the_notice_as_a_user_message() -> None:
     assert roles == [m.role for m in calls[1].input] + ["assistant", "user"]
     assert calls[2].input[-1].text == RECEIPT
     assert notice_in(calls[2].input[-1]) is not None
-    [receipt] = sample.store["inspect_swarm:messages"]["messages"]
-    [notified] = comm_events(sample, "notified")
-    assert receipt["seen"] == {"time": notified["time"], "via": "notice"}
+    assert_receipt_seen_by_its_notice(sample)
 
 
 def test_a_read_that_carries_a_notice_is_seen_with_it() -> None:
@@ -113,9 +119,7 @@ def test_a_failed_result_carries_no_notice_a_user_message_does() -> None:
     assert failed.role == "tool" and failed.error is not None
     assert notice_in(failed) is None and RECEIPT not in failed.text
     assert (notice.role, notice.text) == ("user", RECEIPT)
-    [receipt] = sample.store["inspect_swarm:messages"]["messages"]
-    [notified] = comm_events(sample, "notified")
-    assert receipt["seen"] == {"time": notified["time"], "via": "notice"}
+    assert_receipt_seen_by_its_notice(sample)
 
 
 PIXEL = (
@@ -149,19 +153,10 @@ def test_a_result_of_several_parts_carries_no_notice_a_user_message_does(image_o
     # without its metadata, so a notice riding on it would not be the one counted
     lead = [call("spawn_child", name="b", task="t")]
     lead += [pause(0.5, call("parts", image_only=image_only)), call("list_children"), submit("d")]
-    solver = swarm(
-        members=member(parts_worker, name="lead", can_spawn=["worker"]),
-        templates={"worker": member("swarm/worker")},
-        controller=controller("leaderless", stop_on_submission=False),
-    )
-    log = run_eval(solver, model=scripted_model({"lead": lead, "b": [submit("ok")]}))
-    assert log.status == "success", log.error
-    sample = resolve_sample_attachments((log.samples or [])[0])
+    sample = run({"lead": lead, "b": [submit("ok")]}, lead=parts_worker)
     calls = lead_calls(sample)
     *_, result, media, notice = calls[2].input
     assert result.role == "tool" and RECEIPT not in result.text
     assert media.role == "user" and [type(p).__name__ for p in media.content] == ["ContentImage"]
     assert (notice.role, notice.text) == ("user", RECEIPT)
-    [receipt] = sample.store["inspect_swarm:messages"]["messages"]
-    [notified] = comm_events(sample, "notified")
-    assert receipt["seen"] == {"time": notified["time"], "via": "notice"}
+    assert_receipt_seen_by_its_notice(sample)
