@@ -67,12 +67,20 @@ class AnswerChoice:
         """A controller chose ``member``'s submission (it must have submitted)."""
         self._chosen = Answer(member=member, mode="controller", reason=reason)
 
-    def refresh(self, view: SwarmView) -> Answer:
-        """Choose the answer as of ``view``; a plugin that names a member that has not submitted
-        is at fault."""
+    def settle(self, view: SwarmView) -> Answer:
+        """The answer, chosen once: when the members have ended (or, on an interrupted run, as
+        the records are written); later calls keep it, and a choice that failed (its fault
+        reported) is not asked again.  What the final step wrote, once it has, is the answer."""
         if self.final is not None:
             self.answer = self.final
-            return self.final
+        elif not (self._settled or self._failed):
+            self.answer = self._choose(view)
+            self._settled = True
+        return self.answer
+
+    def _choose(self, view: SwarmView) -> Answer:
+        """Choose the answer as of ``view``; a plugin that names a member that has not submitted
+        is at fault."""
         answer = self._chosen
         decided = None
         if answer is None:
@@ -94,13 +102,6 @@ class AnswerChoice:
                 why = f"chose member {answer.member!r}, which has not submitted"
                 self._failed = True
                 raise self._hooks.fault(PluginError(plugin, "swarm_choose_answer", why))
-        self.answer = answer
-        return answer
-
-    def settle(self, view: SwarmView) -> Answer:
-        """Choose the answer once the members have ended (the records then keep it)."""
-        answer = self.refresh(view)
-        self._settled = True
         return answer
 
     @property
@@ -132,14 +133,10 @@ class AnswerChoice:
         """The answer as of ``view`` given to the swarm's state: its output and, unless the run
         was interrupted, its conversation.  A plugin's fault here is logged (and already
         reported to the run)."""
-        if self.final is not None:  # what the final step wrote, or why it wrote nothing
-            self.answer = self.final
-        # chosen once the members ended, or failed (reported): the answer stays as it was
-        elif not self._failed and not self._settled:
-            try:
-                self.refresh(view)
-            except PluginError:
-                logger.exception("answer selection failed while the swarm ended")
+        try:
+            self.settle(view)
+        except PluginError:
+            logger.exception("answer selection failed while the swarm ended")
         state.output = self.output
         if not interrupted:
             self.final_conversation(state, input_messages)
