@@ -160,3 +160,42 @@ def test_a_result_of_several_parts_carries_no_notice_a_user_message_does(image_o
     assert media.role == "user" and [type(p).__name__ for p in media.content] == ["ContentImage"]
     assert (notice.role, notice.text) == ("user", RECEIPT)
     assert_receipt_seen_by_its_notice(sample)
+
+
+@agent
+def urged_worker() -> Agent:
+    return react(tools=[swarm_tools()], on_continue=swarm_on_continue("Keep going."))
+
+
+def test_a_message_of_the_agents_own_carries_the_notice_after_it() -> None:
+    # swarm_on_continue("Keep going."): react sends that message after every turn; a notice
+    # goes at its end, not on the tool result before it
+    lead = [call("spawn_child", name="b", task="t"), pause(0.5, call("list_children"))]
+    lead += [call("list_children"), submit("d")]
+    sample = run({"lead": lead, "b": [submit("ok")]}, lead=urged_worker)
+    calls = lead_calls(sample)
+    assert [(m.role, m.text) for m in calls[1].input[-1:]] == [("user", "Keep going.")]
+    result, urged = calls[2].input[-2:]
+    assert result.role == "tool" and notice_in(result) is None
+    assert (urged.role, urged.text) == ("user", f"Keep going.\n\n{RECEIPT}")
+    found = notice_in(urged)
+    assert found is not None and found.text == RECEIPT
+    assert_receipt_seen_by_its_notice(sample)
+
+
+@agent
+def stopping_worker() -> Agent:
+    return react(
+        tools=[swarm_tools()], submit=False, on_continue=swarm_on_continue(no_tool_calls="stop")
+    )
+
+
+def test_a_turn_that_stops_the_agent_builds_no_notice() -> None:
+    # no_tool_calls="stop": a reply without a tool call ends the agent, so no notice is built,
+    # counted or marks the receipt seen
+    lead = [call("spawn_child", name="b", task="t"), pause(0.5, reply("done"))]
+    sample = run({"lead": lead, "b": [submit("ok")]}, lead=stopping_worker)
+    assert len(lead_calls(sample)) == 2
+    assert notice_messages(sample) == [] and comm_events(sample, "notified") == []
+    [receipt] = sample.store["inspect_swarm:messages"]["messages"]
+    assert receipt["seen"] is None
