@@ -131,6 +131,24 @@ def swarm_register_rubrics(register: Register) -> None:
 
 
 @hookspec
+def swarm_register_normalizers(register: Register) -> None:
+    """Register answer normalisers: the names a topology file may give ``normalize:``.
+
+    A normaliser is a function of one ``str`` (a member's answer) returning a ``str`` (the form
+    ``vote`` and ``verify_then_vote`` compare; ``""`` is no vote).  Registered here, it is
+    named in a topology file or ``-S`` value by its registered name (a third-party one as
+    ``<distribution>/<name>``); a file can never name Python by its module path
+    (``module:function`` is refused).  It is called on model-written text: keep it a pure
+    function of its argument, with no side effects.
+
+    :param register: call ``register(name, function)`` once per normaliser.
+    :return: nothing.
+
+    .. versionadded:: 0.3
+    """
+
+
+@hookspec
 def swarm_register_commands(cli: click.Group) -> None:
     """Add subcommands to the ``swarm`` command line.
 

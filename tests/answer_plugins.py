@@ -1,6 +1,7 @@
-"""Plugins and normalisers the answer tests use: the stop-on-agreement controller (a plugin
-registered by its ``swarm_register_controllers``, as a distribution's entry point module would
-be) and normalisers good and bad, named ``answer_plugins:<name>`` from a topology."""
+"""Plugins and normalisers the answer tests use: the stop-on-agreement controller and the
+``digits`` normaliser (a plugin registered by its ``swarm_register_controllers`` and
+``swarm_register_normalizers``, as a distribution's entry point module would be), normalisers
+good and bad, and one whose call leaves a mark (to show a topology file cannot name it)."""
 
 from __future__ import annotations
 
@@ -55,6 +56,21 @@ def swarm_register_controllers(register: Register) -> None:
 def digits(text: str) -> str:
     """Only the digits of an answer (``"x = 3."`` -> ``"3"``)."""
     return "".join(re.findall(r"\d", text))
+
+
+@hookimpl
+def swarm_register_normalizers(register: Register) -> None:
+    register("digits", digits)
+
+
+CALLED: list[str] = []
+"""The answers ``leaves_a_mark`` was called with."""
+
+
+def leaves_a_mark(text: str) -> str:
+    """A normaliser with a side effect, as ``os:system`` would have one."""
+    CALLED.append(text)
+    return text
 
 
 def raises(text: str) -> str:

@@ -147,9 +147,10 @@ def test_vote_from_a_topology_file(log_dir: Path, tmp_path: Path) -> None:
     path.write_text(
         "members: [{factory: react, name: m1}, {factory: react, name: m2}, "
         "{factory: react, name: m3}]\n"
-        "controller: {name: leaderless, final: vote, normalize: 'answer_plugins:digits'}\n"
+        "controller: {name: leaderless, final: vote, normalize: digits}\n"
     )
-    solver = swarm(**load_topology(path))
+    # digits is a normaliser answer_plugins registers (swarm_register_normalizers)
+    solver = swarm(**load_topology(path), plugins=catalog(answer_plugins))
     scripts = in_order(["x = 7.", "It is 8", "7"])
     sample = only_sample(run_eval(solver, model=scripted_model(scripts), log_dir=log_dir))
     assert result(sample)["final"]["mode"] == "vote"
@@ -363,7 +364,7 @@ def test_an_answer_over_the_bound_is_cut_and_its_length_kept(log_dir: Path) -> N
             "number in 1 characters",
         ),
         (
-            "answer_plugins:not_text",
+            answer_plugins.not_text,
             "the normaliser answer_plugins:not_text returned int 1 for the answer of m1, not a str",
         ),
     ],
@@ -392,22 +393,33 @@ def test_a_normaliser_that_fails_is_the_controllers_fault_naming_it(
     ("params", "message"),
     [
         (
-            {"final": "vote", "normalize": "answer_plugins:nowhere"},
-            "leaderless.normalize: cannot load 'answer_plugins:nowhere': module "
-            "'answer_plugins' has no attribute 'nowhere'",
+            {"final": "vote", "normalize": "os:system"},
+            "leaderless.normalize: 'os:system' names Python code; a topology file or -S value "
+            "can only name a registered normaliser (default, exact, number, "
+            "swarm-fixture-plugin/last_word). Register yours in "
+            "a plugin (@hookimpl def swarm_register_normalizers(register): register('mine', "
+            "mine), under the 'swarm' entry point group) or pass the function itself from "
+            "Python: see docs/answers.md",
         ),
         (
-            {"final": "vote", "normalize": "no_such_module_x:f"},
-            "leaderless.normalize: cannot load 'no_such_module_x:f': No module named "
-            "'no_such_module_x'",
+            {"final": "vote", "normalize": "digitz"},
+            "leaderless.normalize: unknown normalizer 'digitz'; registered normalizers: "
+            "default, exact, number, swarm-fixture-plugin/last_word",
         ),
         (
-            {"final": "vote", "normalize": "digits"},
-            "leaderless.normalize: expected a function or 'module:function', got 'digits'",
+            {"final": "vote", "normalize": "numbr"},
+            "leaderless.normalize: unknown normalizer 'numbr' (did you mean 'number'?); "
+            "registered normalizers: default, exact, number, swarm-fixture-plugin/last_word",
         ),
         (
-            {"final": "vote", "normalize": "answer_plugins:NOT_A_FUNCTION"},
-            "leaderless.normalize: 'answer_plugins:NOT_A_FUNCTION' is str, not a function",
+            {"final": "vote", "normalize": 42},
+            "leaderless.normalize: expected a registered normaliser's name (default, exact, "
+            "number, swarm-fixture-plugin/last_word), got 42",
+        ),
+        (
+            {"final": "first", "normalize": "number"},
+            "leaderless.normalize: set only with final='vote' or 'verify_then_vote' (final "
+            "'first' compares no answers, so a normaliser would never be used)",
         ),
         (
             {"final": "verify_then_vote"},

@@ -191,6 +191,7 @@ def test_fixture_plugin_is_discovered_through_its_entry_point() -> None:
     assert catalog.hooks_of(FIXTURE_PLUGIN) == [
         "swarm_register_channels",
         "swarm_register_controllers",
+        "swarm_register_normalizers",
     ]
     # Only registration hooks at module level: the plugin is not added to every run.
     assert FIXTURE_PLUGIN not in dict(catalog.runtime_plugins())
@@ -422,10 +423,15 @@ def check_plugin_rows(rows: list[dict[str, Any]], *, fixture: bool = True) -> No
         "version": "0.1.0",
         "builtin": False,
         "entry_point": "swarm_fixture_plugin.plugin",
-        "hooks": ["swarm_register_channels", "swarm_register_controllers"],
+        "hooks": [
+            "swarm_register_channels",
+            "swarm_register_controllers",
+            "swarm_register_normalizers",
+        ],
         "controllers": [QUORUM],
         "channels": [BULLETIN],
         "rubrics": [],
+        "normalizers": [f"{FIXTURE_DIST}/last_word"],
         "error": None,
     }
 
@@ -456,6 +462,7 @@ def test_cli_plugins_text() -> None:
     assert f"{FIXTURE_PLUGIN}  ({FIXTURE_DIST} 0.1.0, third-party)" in result.stdout
     assert f"controllers: {QUORUM}" in result.stdout
     assert f"channels: {BULLETIN}" in result.stdout
+    assert f"normalizers: {FIXTURE_DIST}/last_word" in result.stdout
 
 
 def test_installed_swarm_command_lists_plugins() -> None:

@@ -87,8 +87,9 @@ def leaderless(
             answers and writes one).
         verifier: checks every submission, as the ``verified`` controller's does (``"task"``,
             a scorer name, or a ``Scorer``); needed by ``verify_then_vote``.  Default: none.
-        normalize: the normaliser of ``vote`` and ``verify_then_vote``: a function of one str
-            returning a str, or ``"module:function"``.  Default: ``normalize_answer``.
+        normalize: the normaliser of ``vote`` and ``verify_then_vote``: a registered
+            normaliser's name (``default``, ``exact``, ``number`` or a plugin's), or from
+            Python a function of one str returning a str.  Default: ``normalize_answer``.
         synthesize_model: the model of ``synthesize``'s call.  Default: the task's model.
         synthesize_prompt: its prompt, with ``{input}`` and ``{answers}``.  Default:
             ``SYNTHESIS_PROMPT``.
@@ -131,6 +132,11 @@ def leaderless(
         if final == "synthesize"
         else None
     )
+    if normalize is not None and final not in ("vote", "verify_then_vote"):
+        raise ConfigError(
+            f"leaderless.normalize: set only with final='vote' or 'verify_then_vote' (final "
+            f"{final!r} compares no answers, so a normaliser would never be used)"
+        )
     norm = None if normalize is None else load_normalizer(normalize, "leaderless.normalize")
     return Leaderless(
         stop_on_submission, final, verifier=verifier, normalize=norm, synthesis=synthesis

@@ -1,12 +1,12 @@
 """The catalog of what plugins provide, and the process-wide catalog.
 
 ``PluginCatalog`` asks the registration hooks of a plugin manager (see ``get_plugin_manager``
-in ``loading.py``) for controllers, channels and rubrics, and keeps our own record of which
-distribution provided each plugin.  A plugin whose registration hook raises, whose ``register``
-call is refused (a bad or taken name) or which implements a hook that does not exist is broken:
-it is unregistered, what it had registered is dropped, and its source says why.  A topology
-that names what a broken plugin provides fails with that reason; nothing else does, unless the
-catalog is strict.
+in ``loading.py``) for controllers, channels, rubrics and normalisers, and keeps our own record
+of which distribution provided each plugin.  A plugin whose registration hook raises, whose
+``register`` call is refused (a bad or taken name) or which implements a hook that does not
+exist is broken: it is unregistered, what it had registered is dropped, and its source says
+why.  A topology that names what a broken plugin provides fails with that reason; nothing else
+does, unless the catalog is strict.
 
 Environment switches (read when the default catalog is first built):
 
@@ -24,7 +24,9 @@ import inspect
 import logging
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Literal
 
 import attrs
@@ -51,6 +53,8 @@ __all__ = [
     "PluginCatalog",
     "PluginSource",
     "Registration",
+    "building_with",
+    "catalog_in_use",
     "get_plugin_manager",
     "plugin_catalog",
     "reset_plugin_catalog",
@@ -65,17 +69,19 @@ REGISTRATION_HOOKS = frozenset(
         "swarm_register_controllers",
         "swarm_register_channels",
         "swarm_register_rubrics",
+        "swarm_register_normalizers",
         "swarm_register_commands",
     }
 )
 CATALOG_HOOKS = REGISTRATION_HOOKS | {"swarm_rubric_rules"}
 """Hooks asked through the catalog, never during a run."""
 
-PluginKind = Literal["controller", "channel", "rubric"]
+PluginKind = Literal["controller", "channel", "rubric", "normalizer"]
 _KIND_HOOK: dict[PluginKind, str] = {
     "controller": "swarm_register_controllers",
     "channel": "swarm_register_channels",
     "rubric": "swarm_register_rubrics",
+    "normalizer": "swarm_register_normalizers",
 }
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 
@@ -92,7 +98,7 @@ class Registration:
 
 
 class PluginCatalog:
-    """The loaded plugins and what they registered: controllers, channels, rubrics.
+    """The loaded plugins and what they registered: controllers, channels, rubrics, normalisers.
 
     Args:
         pm: the plugin manager (``get_plugin_manager()``, perhaps with plugins registered
@@ -386,6 +392,25 @@ def plugin_catalog(*, strict: bool | None = None, warn: bool = True) -> PluginCa
                 STRICT_SWITCH,
             )
     return _default
+
+
+_in_use: ContextVar[PluginCatalog | None] = ContextVar("swarm_catalog_in_use", default=None)
+
+
+@contextmanager
+def building_with(catalog: PluginCatalog) -> Iterator[None]:
+    """Make ``catalog`` the one ``catalog_in_use()`` gives while a plugin's factory runs (a
+    controller's factory looks its ``normalize:`` name up in the catalog the swarm uses)."""
+    token = _in_use.set(catalog)
+    try:
+        yield
+    finally:
+        _in_use.reset(token)
+
+
+def catalog_in_use() -> PluginCatalog:
+    """The catalog a swarm is being built with (``building_with``), else the process-wide one."""
+    return _in_use.get() or plugin_catalog()
 
 
 def rubric(name: str, /, *, plugins: PluginCatalog | None = None, **params: Any) -> Any:

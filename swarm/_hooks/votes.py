@@ -6,10 +6,11 @@ parent's task), as the views hold them (cut at ``ANSWER_MAX_CHARS``).
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from typing import Any
 
+from swarm._checks import shown
+from swarm._hooks.catalog import catalog_in_use
 from swarm.errors import ConfigError
 from swarm.records import Answer, MemberView, SwarmView
 
@@ -26,23 +27,36 @@ def normalize_answer(text: str) -> str:
 
 
 def load_normalizer(value: Any, where: str) -> Normalizer:
-    """A normaliser from a setting: a callable, or ``"module:function"`` (imported now).
+    """A normaliser from a setting: a callable (from Python), or a registered name.
 
-    ``ConfigError`` naming ``where`` for anything else, a module that does not import or a name
-    it lacks.
+    A name is looked up among the normalisers plugins register (``swarm_register_normalizers``;
+    the built-ins: ``default``, ``exact``, ``number``) in the catalog the swarm is built with.
+    A string is never imported: ``"module:function"`` is refused, since a topology file or a
+    ``-S`` value must not name Python to run on model-written answers.
+
+    ``ConfigError`` naming ``where`` for anything else, or an unknown name.
     """
     if callable(value):
         return value  # type: ignore[no-any-return]
-    if not isinstance(value, str) or value.count(":") != 1:
-        raise ConfigError(f"{where}: expected a function or 'module:function', got {value!r}")
-    module_name, _, name = value.partition(":")
+    catalog = catalog_in_use()
+    known = ", ".join(catalog.names("normalizer")) or "none"
+    if not isinstance(value, str) or not value:
+        raise ConfigError(
+            f"{where}: expected a registered normaliser's name ({known}), got {shown(value)}"
+        )
+    if ":" in value:
+        raise ConfigError(
+            f"{where}: {shown(value)} names Python code; a topology file or -S value can "
+            f"only name a registered normaliser ({known}). Register yours in a plugin "
+            "(@hookimpl def swarm_register_normalizers(register): register('mine', mine), "
+            "under the 'swarm' entry point group) or pass the function itself from Python: "
+            "see docs/answers.md"
+        )
     try:
-        found = getattr(importlib.import_module(module_name), name)
-    except (ImportError, AttributeError) as ex:
-        raise ConfigError(f"{where}: cannot load {value!r}: {ex}") from None
-    if not callable(found):
-        raise ConfigError(f"{where}: {value!r} is {type(found).__name__}, not a function")
-    return found  # type: ignore[no-any-return]
+        found = catalog.lookup("normalizer", value).factory
+    except ConfigError as ex:
+        raise ConfigError(f"{where}: {ex}") from None
+    return found
 
 
 def _name(normalize: Normalizer) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 import pluggy
 
 from swarm import hookspecs
-from swarm._hooks.catalog import PluginCatalog, PluginKind
+from swarm._hooks.catalog import PluginCatalog, PluginKind, building_with
 from swarm._hooks.defaults import KernelDefaults
 from swarm._spec.topology import PluginSpec
 from swarm.errors import PluginError, SwarmError
@@ -21,7 +21,8 @@ def instantiate(catalog: PluginCatalog, kind: PluginKind, spec: PluginSpec) -> A
     """A controller or channel built from its registered factory with the spec's parameters."""
     reg = catalog.lookup(kind, spec.name)
     try:
-        obj = reg.factory(**dict(spec.params))
+        with building_with(catalog):
+            obj = reg.factory(**dict(spec.params))
     except SwarmError:
         raise
     except Exception as ex:

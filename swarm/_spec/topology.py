@@ -16,7 +16,7 @@ from typing import Any, Literal
 import attrs
 
 from swarm._checks import number_problem, text_number_note, unknown_names, unknown_parameters
-from swarm._hooks.catalog import PluginCatalog, PluginKind
+from swarm._hooks.catalog import PluginCatalog, PluginKind, building_with
 from swarm._spec.budget import Budget, budget_from
 from swarm._spec.files import bound_problem, parsed_topology_file
 from swarm._spec.roster import MemberSpec, checked_member, expand_roster
@@ -238,7 +238,8 @@ def check_plugin(
             f"{where}: {kind} {reg.name!r} does not take these parameters: {ex}"
         ) from None
     try:
-        built = reg.factory(**dict(spec.params))
+        with building_with(catalog):
+            built = reg.factory(**dict(spec.params))
     except ConfigError as ex:
         raise ConfigError(f"{where}: {ex}{_number_text(ex, spec.params)}") from None
     except Exception as ex:

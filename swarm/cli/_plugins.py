@@ -20,7 +20,7 @@ def plugin_rows(catalog: PluginCatalog) -> list[dict[str, Any]]:
     for _, source in sorted(catalog.sources.items()):
         provides = {
             kind: [r.name for r in catalog.registrations(kind) if r.plugin == source.name]
-            for kind in ("controller", "channel", "rubric")
+            for kind in ("controller", "channel", "rubric", "normalizer")
         }
         rows.append(
             {
@@ -33,6 +33,7 @@ def plugin_rows(catalog: PluginCatalog) -> list[dict[str, Any]]:
                 "controllers": provides["controller"],
                 "channels": provides["channel"],
                 "rubrics": provides["rubric"],
+                "normalizers": provides["normalizer"],
                 "error": source.error,
             }
         )
@@ -47,7 +48,7 @@ def _echo_row(row: dict[str, Any]) -> None:
         click.echo(f"  entry point: {row['entry_point']}")
         click.echo(f"  error: {row['error']}")
         return
-    for key in ("controllers", "channels", "rubrics"):
+    for key in ("controllers", "channels", "rubrics", "normalizers"):
         if row[key]:
             click.echo(f"  {key}: {', '.join(row[key])}")
     click.echo(f"  hooks: {', '.join(row['hooks'])}")
@@ -63,7 +64,7 @@ def _echo_row(row: dict[str, Any]) -> None:
 )
 def plugins(as_json: bool, third_party: bool, strict: bool) -> None:
     """List every plugin: its distribution and version, whether it is built in, what it
-    registers (controllers, channels, rubrics) and which hooks it implements.
+    registers (controllers, channels, rubrics, normalizers) and which hooks it implements.
 
     A plugin that cannot be used is marked BROKEN, with its distribution and why: its entry
     point fails to import, it implements a hook that does not exist (with the closest hook

@@ -24,7 +24,7 @@ from swarm import (
     hookimpl,
 )
 
-__all__ = ["Bulletin", "Quorum", "bulletin", "quorum"]
+__all__ = ["Bulletin", "Quorum", "bulletin", "last_word", "quorum"]
 
 
 class Quorum:
@@ -163,3 +163,15 @@ def swarm_register_controllers(register: Register) -> None:
 @hookimpl
 def swarm_register_channels(register: Register) -> None:
     register("bulletin", bulletin)
+
+
+def last_word(text: str) -> str:
+    """The answer's last word, case-folded (``"I think: Paris."`` -> ``"paris"``)."""
+    words = [w.strip(".,;:!?") for w in text.split()]
+    words = [w for w in words if w]
+    return words[-1].casefold() if words else ""
+
+
+@hookimpl
+def swarm_register_normalizers(register: Register) -> None:
+    register("last_word", last_word)
