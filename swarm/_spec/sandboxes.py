@@ -13,20 +13,25 @@ the same provider, created when the member starts (a spawned child when it joins
 and the files ``files`` names for it are copied there from the staging area.  A spawned child
 renamed because its name was taken (``worker-a~2``, a retry) receives the files of the name it
 was spawned as (``worker-a``).
+
+A name in ``share`` or ``files`` is one a member can have: a roster member's, a custom subagent's
+a member or template names (``swarm/deepagent``'s), or, when members spawn, any valid member
+name (the parent names a child).  A path has no control character (NUL above all).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
 
-from swarm._checks import unknown_names
-from swarm._spec.roster import MemberSpec
+from swarm._checks import did_you_mean, shown, unknown_names
+from swarm._spec.roster import MemberSpec, check_member_name, expand_roster
 from swarm.errors import ConfigError
 
-__all__ = ["Sandboxes", "check_named_sandboxes", "sandboxes_from"]
+__all__ = ["Sandboxes", "check_named_sandboxes", "check_sandbox_members", "sandboxes_from"]
 
 _KEYS = ("per_member", "share", "files")
 
@@ -108,6 +113,12 @@ def _share(value: object) -> tuple[tuple[str, ...], ...]:
 def _path(item: object, where: str) -> str:
     if not isinstance(item, str) or not item:
         raise ConfigError(f"{where}: expected a file path (a non-empty string), got {item!r}")
+    control = next((i for i, c in enumerate(item) if unicodedata.category(c) == "Cc"), None)
+    if control is not None:  # NUL cannot be in a path, and the rest are a mistake
+        raise ConfigError(
+            f"{where}: {shown(item)} holds a control character ({item[control]!r} at "
+            f"{control}); a file path cannot"
+        )
     parts = item.split("/")
     if item.startswith("/") or ".." in parts or ":" in item:
         raise ConfigError(
@@ -166,8 +177,13 @@ def sandboxes_from(value: object) -> Sandboxes:
 def check_named_sandboxes(
     members: Sequence[MemberSpec], templates: Mapping[str, MemberSpec], config: Sandboxes
 ) -> None:
-    """Refuse named sandbox environments (``member(sandbox=...)``) the run cannot give: beside
+    """Check the sandbox settings against the members and templates: every ``share`` and
+    ``files`` name is one a member can have (``check_sandbox_members``), and no named sandbox
+    environment (``member(sandbox=...)``) is one the run cannot give: beside
     ``sandboxes.per_member``, or for some members and templates but not all."""
+    if config.share or config.files:
+        roster = [e.info.name for e in expand_roster(members)]
+        check_sandbox_members(roster, members, templates, config)
     owners = [(f"members[{i}]", m) for i, m in enumerate(members)]
     owners += [(f"templates.{name}", t) for name, t in templates.items()]
     named = [(where, spec) for where, spec in owners if spec.sandbox is not None]
@@ -189,3 +205,61 @@ def check_named_sandboxes(
                 "others' too): name the sample's default environment ('default') for one that "
                 "works there"
             )
+
+
+_SHOWN_NAMES = 20  # the most known names an error lists
+
+
+def _subagent_names(specs: Iterable[MemberSpec]) -> list[str]:
+    """The custom subagents members and templates name in their ``args`` (``swarm/deepagent``'s
+    ``subagents: [{name: ...}]``): each one's tools run in a sandbox of its own, holding the
+    files ``sandboxes.files`` names for it."""
+    found: list[str] = []
+    for spec in specs:
+        given = spec.args.get("subagents")
+        items = [given] if isinstance(given, str | Mapping) else given
+        if not isinstance(items, Sequence):
+            continue
+        for item in items:
+            name = item.get("name") if isinstance(item, Mapping) else None
+            if isinstance(name, str) and name not in found:
+                found.append(name)
+    return found
+
+
+def check_sandbox_members(
+    roster: Sequence[str],
+    members: Sequence[MemberSpec],
+    templates: Mapping[str, MemberSpec],
+    config: Sandboxes,
+) -> None:
+    """Refuse a ``share`` or ``files`` name no member can have (a typo would give nobody the
+    files).  Known are the roster's ``roster`` names and the custom subagents members and
+    templates name; in a swarm whose members spawn, also any valid member name (a child is
+    named by its parent's ``spawn_child``, not by the topology)."""
+    spawns = any(m.can_spawn for m in members) or any(t.can_spawn for t in templates.values())
+    in_roster = set(roster)
+    subagents = [n for n in _subagent_names([*members, *templates.values()]) if n not in in_roster]
+    known = [*roster, *subagents]
+    kept = in_roster.union(subagents)
+    places = [(f"sandboxes.share[{i}]", name) for i, g in enumerate(config.share) for name in g]
+    places += [("sandboxes.files", name) for name in config.files]
+    for where, name in places:
+        if name in kept:
+            continue
+        if spawns:  # a child may be called so (its parent names it), if a member may
+            try:
+                check_member_name(name, where)
+            except ConfigError as ex:
+                raise ConfigError(
+                    f"{ex}; it names no member or subagent, and no child can be called so"
+                ) from None
+            continue
+        listed = ", ".join(known[:_SHOWN_NAMES])
+        if len(known) > _SHOWN_NAMES:
+            listed += f", ... ({len(known):,} in all)"
+        whose = "the members and subagents" if subagents else "the members"
+        raise ConfigError(
+            f"{where}: {shown(name)} names no member{did_you_mean(name, known)}; {whose} are "
+            f"{listed} (no member spawns, so no other member joins)"
+        )
