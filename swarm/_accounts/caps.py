@@ -9,7 +9,7 @@ from fractions import Fraction
 from typing import Any
 
 import attrs
-from inspect_ai.util import SampleLimits
+from inspect_ai.util import SampleLimits, sample_limits
 
 from swarm._spec.budget import Budget
 from swarm.errors import ConfigError
@@ -21,6 +21,7 @@ __all__ = [
     "derive_caps",
     "effective_grace",
     "sample_limit_values",
+    "sample_time_left",
     "shares",
 ]
 
@@ -58,6 +59,18 @@ def sample_limit_values(limits: SampleLimits) -> dict[str, float | int | None]:
         kind: getattr(limits, kind).limit for kind in SAMPLE_LIMIT_KINDS
     }
     return values
+
+
+def sample_time_left() -> float | None:
+    """The seconds the running sample has left before its time or working limit, whichever is
+    sooner; ``None`` with neither (or outside a sample).  What a plugin's hook call is bounded
+    by."""
+    try:
+        limits = sample_limits()
+    except RuntimeError:  # no running sample
+        return None
+    left = [r for r in (limits.time.remaining, limits.working.remaining) if r is not None]
+    return min(left) if left else None
 
 
 def _derive(

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 import pluggy
 
+from swarm._hooks.guard import Blocked, Contained, guarded_call
 from swarm.errors import PluginError
 from swarm.records import (
     INFO_SOURCE,
@@ -53,8 +54,15 @@ def _impls(pm: pluggy.PluginManager, hook: str) -> list[pluggy.HookImpl]:
     ]
 
 
-def _call(impl: pluggy.HookImpl, kwargs: dict[str, Any]) -> Any:
-    return impl.function(*(kwargs[name] for name in impl.argnames))
+def _call(impl: pluggy.HookImpl, kwargs: dict[str, Any], bound: float | None = None) -> Any:
+    """The implementation's result: contained and bounded (``guarded_call``)."""
+    return guarded_call(impl.function, tuple(kwargs[name] for name in impl.argnames), bound)
+
+
+def _fault(ex: Exception) -> str:
+    """What a plugin did, for its ``PluginError``: ``raised ValueError('...')``, or how long it
+    blocked."""
+    return str(ex) if isinstance(ex, Blocked) else f"raised {ex!r}"
 
 
 def _type_name(expected: type) -> str:
@@ -88,7 +96,7 @@ def call_registration_hook(
             except PluginError:
                 raise
             except Exception as ex:
-                raise PluginError(impl.plugin_name, hook, f"raised {ex!r}") from ex
+                raise PluginError(impl.plugin_name, hook, _fault(ex)) from ex
         except PluginError as error:
             if failed is None:
                 raise
@@ -107,7 +115,7 @@ def call_rubric_rules(pm: pluggy.PluginManager, rubric: str) -> list[tuple[str, 
         try:
             result = _call(impl, {"rubric": rubric})
         except Exception as ex:
-            raise PluginError(impl.plugin_name, hook, f"raised {ex!r}") from ex
+            raise PluginError(impl.plugin_name, hook, _fault(ex)) from ex
         if result is None:
             continue
         if not isinstance(result, list):
@@ -149,7 +157,7 @@ def call_each(
             except PluginError:
                 raise
             except Exception as ex:
-                raise PluginError(impl.plugin_name, hook, f"raised {ex!r}") from ex
+                raise PluginError(impl.plugin_name, hook, _fault(ex)) from ex
             after(impl.plugin_name, taken)
         except PluginError as error:
             if failed is None:
@@ -157,22 +165,53 @@ def call_each(
             failed(error, taken)
 
 
+def _log_observer(plugin: str, hook: str, ex: Exception) -> None:
+    """Log an observer's failure (the run goes on): its traceback, or how long it blocked."""
+    if isinstance(ex, Blocked):
+        logger.error(
+            "observer plugin %r blocked in hook %r and is dropped from this run (the run goes "
+            "on): it %s",
+            plugin,
+            hook,
+            ex,
+        )
+        return
+    original = ex.original if isinstance(ex, Contained) else ex
+    logger.error(
+        "observer plugin %r failed in hook %r (the run goes on)", plugin, hook, exc_info=original
+    )
+
+
 class RunHooks:
     """One run's hooks, typed.  Built over the run's own plugin manager.
 
-    A decision or collector implementation that raises or returns the wrong type is a plugin's
-    fault: it is passed to ``on_fault`` (the run ends failed, naming the plugin) and raised as a
-    ``PluginError``.  Observers' failures are only logged.
+    A decision or collector implementation that raises (any ``BaseException``), blocks past
+    ``bound()`` seconds or returns the wrong type is a plugin's fault: it is passed to
+    ``on_fault`` (the run ends failed, naming the plugin) and raised as a ``PluginError``.
+    Observers' failures are only logged.  A plugin that blocked is not called again in this run.
     """
 
     def __init__(
         self,
         pm: pluggy.PluginManager,
         on_fault: Callable[[PluginError], None] | None = None,
+        bound: Callable[[], float | None] = lambda: None,
     ) -> None:
         self._pm = pm
         self._cache: dict[str, list[pluggy.HookImpl]] = {}
         self._on_fault = on_fault
+        self._bound = bound
+        self._blocked: set[str] = set()
+
+    def _guarded(self, impl: pluggy.HookImpl, kwargs: dict[str, Any]) -> Any:
+        """``impl``'s result, bounded by the time the sample has left; a plugin that blocks is
+        dropped from the run (``Blocked`` is raised for the call that blocked)."""
+        try:
+            return _call(impl, kwargs, self._bound())
+        except Blocked:
+            self._blocked.add(impl.plugin_name)
+            self._cache.clear()
+            raise
 
     def fault(self, error: PluginError) -> PluginError:
         """Report a plugin's fault (to the run) and return it, to be raised."""
@@ -184,7 +223,8 @@ class RunHooks:
         """The implementations of ``hook`` in call order (cached: a run's plugins are fixed)."""
         found = self._cache.get(hook)
         if found is None:
-            found = self._cache[hook] = _impls(self._pm, hook)
+            impls = _impls(self._pm, hook)
+            found = self._cache[hook] = [i for i in impls if i.plugin_name not in self._blocked]
         return found
 
     # -- the three calling conventions ---------------------------------------------------------
@@ -213,11 +253,11 @@ class RunHooks:
     ) -> Iterator[tuple[str, T]]:
         for impl in impls:
             try:
-                result = _call(impl, kwargs)
+                result = self._guarded(impl, kwargs)
             except passthrough:
                 raise
             except Exception as ex:
-                raise self.fault(PluginError(impl.plugin_name, hook, f"raised {ex!r}")) from ex
+                raise self.fault(PluginError(impl.plugin_name, hook, _fault(ex))) from ex
             if result is None:
                 continue
             if not isinstance(result, expected):
@@ -257,13 +297,9 @@ class RunHooks:
         """Call every implementation of ``hook``; a failure is logged with the plugin's name."""
         for impl in self.impls(hook):
             try:
-                _call(impl, kwargs)
-            except Exception:
-                logger.exception(
-                    "observer plugin %r failed in hook %r (the run goes on)",
-                    impl.plugin_name,
-                    hook,
-                )
+                self._guarded(impl, kwargs)
+            except Exception as ex:
+                _log_observer(impl.plugin_name, hook, ex)
 
     # -- decisions -----------------------------------------------------------------------------
 
@@ -358,7 +394,23 @@ class RunHooks:
         self, view: SwarmView, member: MemberView, nested: bool
     ) -> list[tuple[str, Any]]:
         """``swarm_member_tools``: (plugin name, list of tools) pairs."""
-        found = self.collect("swarm_member_tools", list, view=view, member=member, nested=nested)
+        from inspect_ai.tool import ToolDef
+
+        hook = "swarm_member_tools"
+        found = self.collect(hook, list, view=view, member=member, nested=nested)
+        for plugin, tools in found:
+            for index, tool in enumerate(tools):
+                try:
+                    ToolDef(tool)  # what the wiring makes of each: a tool Inspect can offer
+                except Exception:
+                    raise self.fault(
+                        PluginError(
+                            plugin,
+                            hook,
+                            f"returned a list holding {type(tool).__name__} {_short(tool)} at "
+                            f"[{index}]; expected Inspect tools (made with @tool)",
+                        )
+                    ) from None
         return [(plugin, tools) for plugin, tools in found]
 
     def notice_lines(self, view: SwarmView, member: MemberView, loop: str) -> list[NoticeLine]:
@@ -418,12 +470,8 @@ class RunHooks:
         hook = "swarm_run_ended"
         for impl in self.impls(hook):
             try:
-                _call(impl, {"view": view, "result": result})
-            except Exception:
-                logger.exception(
-                    "observer plugin %r failed in hook %r (the run goes on)",
-                    impl.plugin_name,
-                    hook,
-                )
+                self._guarded(impl, {"view": view, "result": result})
+            except Exception as ex:
+                _log_observer(impl.plugin_name, hook, ex)
             if after is not None:
                 after(impl.plugin_name)

@@ -75,6 +75,9 @@ def _normalized(normalize: Normalizer, m: MemberView) -> str | None:
             f"the normaliser {_name(normalize)} failed on the answer of {m.name}: "
             f"{type(ex).__name__}: {ex}"
         ) from ex
+    except BaseException as ex:  # SystemExit, or the run's bound: the hook's guard holds it
+        ex.add_note(f"in the normaliser {_name(normalize)} on the answer of {m.name}")
+        raise
     if not isinstance(key, str):
         raise TypeError(
             f"the normaliser {_name(normalize)} returned {type(key).__name__} {key!r} for the "

@@ -11,6 +11,7 @@ import pluggy
 from swarm import hookspecs
 from swarm._hooks.catalog import PluginCatalog, PluginKind, building_with
 from swarm._hooks.defaults import KernelDefaults
+from swarm._hooks.guard import guarded_call
 from swarm._spec.topology import PluginSpec
 from swarm.errors import PluginError, SwarmError
 
@@ -22,7 +23,7 @@ def instantiate(catalog: PluginCatalog, kind: PluginKind, spec: PluginSpec) -> A
     reg = catalog.lookup(kind, spec.name)
     try:
         with building_with(catalog):
-            obj = reg.factory(**dict(spec.params))
+            obj = guarded_call(lambda: reg.factory(**dict(spec.params)), (), None)
     except SwarmError:
         raise
     except Exception as ex:

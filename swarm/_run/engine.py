@@ -27,7 +27,7 @@ from inspect_ai.model import ChatMessage, ModelUsage
 from inspect_ai.util import sample_limits
 
 from swarm._accounts.accounts import Accounts
-from swarm._accounts.caps import effective_grace
+from swarm._accounts.caps import effective_grace, sample_time_left
 from swarm._accounts.pricing import check_prices
 from swarm._hooks.calls import RunHooks
 from swarm._hooks.catalog import PluginCatalog
@@ -86,7 +86,7 @@ class SwarmRun:
         kernel = [("swarm:rate", rate), *([("swarm:spawning", policy)] if spec.spawns else [])]
         ctrl = (spec.controller.name, self.controller)
         pm = run_plugin_manager(catalog, controller=ctrl, channels=channels, kernel=kernel)
-        self.hooks = RunHooks(pm, on_fault=self.fail)
+        self.hooks = RunHooks(pm, on_fault=self.fail, bound=sample_time_left)
         self.spawner = Spawner(self, self.hooks, spec.templates) if spec.spawns else None
         policy.spawner = self.spawner
         self.bus = Bus(self, self.hooks, channels, rate)
