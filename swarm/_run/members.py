@@ -189,6 +189,7 @@ class Roster:
         self._kept: list[MemberView] = []
         self._stale: dict[int, RunMember] = {}
         self._views: tuple[MemberView, ...] | None = None  # the tuple of _kept, until a change
+        self._variant: dict[str, int] = {}  # per wanted name: the variant free_name found last
         for entry in entries:
             self._append(RunMember(entry))
 
@@ -233,12 +234,16 @@ class Roster:
         return self._append(RunMember(RosterEntry(spec=spec, info=info)))
 
     def free_name(self, wanted: str) -> str:
-        """``wanted`` if no member has it, else ``wanted~2``, ``wanted~3``... (the first free)."""
+        """``wanted`` if no member has it, else ``wanted~2``, ``wanted~3``... (the first free):
+        never a name a member has, however many times ``wanted`` was taken."""
         if wanted not in self._by_name:
             return wanted
-        n = 2
+        # names are never given back, so every variant below the one found last is still taken:
+        # the search goes on from there (from ~2 each time, n spawns of a name cost O(n^2))
+        n = self._variant.get(wanted, 2)
         while f"{wanted}~{n}" in self._by_name:
             n += 1
+        self._variant[wanted] = n
         return f"{wanted}~{n}"
 
     def __iter__(self) -> Iterator[RunMember]:
