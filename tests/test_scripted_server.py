@@ -4,7 +4,9 @@ script semantics as the in-process model (one piece of code); the fixture and th
 
 from __future__ import annotations
 
+import datetime
 import json
+import math
 import os
 import subprocess
 import sys
@@ -15,10 +17,16 @@ from typing import Any
 import httpx
 import pytest
 from inspect_ai.agent import react
-from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser, ToolCall
+from inspect_ai.model import (
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageUser,
+    ToolCall,
+    get_model,
+)
 
 from swarm import ConfigError, UsageError, member, swarm
-from swarm.testing import ScriptedServer, Step, StepUsage, run_eval
+from swarm.testing import Fault, ScriptedServer, Step, StepUsage, run_eval
 from swarm.testing._script import Scripts, script_key
 from swarm.testing._scripted import said
 from swarm.testing._server import completion_usage, said_from_openai
@@ -232,17 +240,145 @@ def test_bad_faults_are_config_errors_naming_the_step() -> None:
     with pytest.raises(ConfigError) as info:
         Scripts({"a": [{"reply": "x", "faults": [{"status": 200}]}]})
     assert str(info.value) == (
-        "scripts['a'][0]: faults: status: expected an HTTP error status (400-599), got 200"
+        "scripts['a'][0].faults[0].status: expected an HTTP error status (400-599), got 200"
     )
     with pytest.raises(ConfigError) as info:
         Scripts({"a": [{"reply": "x", "faults": ["slow"]}]})
-    assert str(info.value).startswith("scripts['a'][0]: faults[0]: expected an HTTP status (429)")
+    assert str(info.value).startswith("scripts['a'][0].faults[0]: expected an HTTP status (429)")
     with pytest.raises(ConfigError) as info:
         Scripts({"a": [{"reply": "x", "usage": {"input": 1}}]})
     assert str(info.value) == (
-        "scripts['a'][0]: usage: expected input and output (and optionally cache_read, "
+        "scripts['a'][0].usage: expected input and output (and optionally cache_read, "
         "cache_write, reasoning), got ['input']"
     )
+
+
+SECONDS = "expected a finite number of seconds in [0, 86400], got"
+
+
+@pytest.mark.parametrize(
+    ("step", "message"),
+    [
+        # issue 39: each was accepted (a negative wait, one that never ends, a header of "inf")
+        ({"faults": [{"slow": -5}]}, f".faults[0].slow: {SECONDS} -5"),
+        ({"faults": [{"slow": math.inf}]}, f".faults[0].slow: {SECONDS} inf"),
+        (
+            {"faults": [{"status": 429, "retry_after": math.inf}]},
+            f".faults[0].retry_after: {SECONDS} inf",
+        ),
+        ({"faults": [{"status": 429, "retry_after": -1}]}, f".faults[0].retry_after: {SECONDS} -1"),
+        (
+            {"faults": [{"status": 429, "retry_after": math.nan}]},
+            f".faults[0].retry_after: {SECONDS} nan",
+        ),
+        ({"faults": [{"slow": 86401}]}, f".faults[0].slow: {SECONDS} 86401"),
+        (
+            {"faults": [{"drop": True, "retry_after": 1}]},
+            ".faults[0].retry_after: goes with a status (such as 429)",
+        ),
+        ({"faults": [{"drop": "no"}]}, ".faults[0].drop: expected true or false, got 'no'"),
+        (
+            {"faults": [{"status": "429"}]},
+            ".faults[0].status: expected an HTTP error status (400-599), got '429'",
+        ),
+        (
+            {"faults": [{"status": 429.5}]},
+            ".faults[0].status: expected an HTTP error status (400-599), got 429.5",
+        ),
+        (
+            {"faults": [{"status": True}]},
+            ".faults[0].status: expected an HTTP error status (400-599), got True",
+        ),
+        ({"faults": [{}]}, ".faults[0]: give exactly one of status, drop, slow (got none)"),
+        (
+            {"faults": [{"status": 429, "slow": 1}]},
+            ".faults[0]: give exactly one of status, drop, slow (got status, slow)",
+        ),
+        ({"sleep": -5}, f".sleep: {SECONDS} -5"),
+        ({"sleep": math.nan}, f".sleep: {SECONDS} nan"),
+        ({"sleep": "1"}, f".sleep: {SECONDS} '1'"),
+        # issue 39: a ValueError or an OverflowError traceback, or a count silently truncated
+        ({"usage": [math.nan, 1]}, ".usage[0]: expected a whole number >= 0, got nan"),
+        ({"usage": [1, math.inf]}, ".usage[1]: expected a whole number >= 0, got inf"),
+        ({"usage": [-5, 1]}, ".usage[0]: expected a whole number >= 0, got -5"),
+        ({"usage": [1.5, 1]}, ".usage[0]: expected a whole number >= 0, got 1.5"),
+        ({"usage": ["ten", 1]}, ".usage[0]: expected a whole number >= 0, got 'ten'"),
+        (
+            {"usage": {"input": 1, "output": 2, "cache_read": -1}},
+            ".usage.cache_read: expected a whole number >= 0, got -1",
+        ),
+        (
+            {"usage": {"input": math.nan, "output": 2}},
+            ".usage.input: expected a whole number >= 0, got nan",
+        ),
+        ({"no_usage": "yes"}, ".no_usage: expected true or false, got 'yes'"),
+    ],
+)
+def test_a_step_value_out_of_range_is_refused_naming_its_field(
+    step: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ConfigError) as info:
+        Scripts({"a": [{"reply": "x", **step}]})
+    assert str(info.value) == f"scripts['a'][0]{message}"
+
+
+@pytest.mark.parametrize(
+    ("step", "message"),
+    [
+        ({"tool": "t", "args": "x"}, ".args: expected a mapping of argument to value, got 'x'"),
+        ({"tool": 5}, ".tool: expected a string, got 5"),
+        ({"reply": ["x"]}, ".reply: expected a string, got ['x']"),
+        ({"submit": {"answer": 1}}, ".submit: expected a string, got {'answer': 1}"),
+        (
+            {"tool": "t", "args": {"when": datetime.date(2024, 1, 1)}},
+            ".args.when: expected JSON data (strings, numbers, booleans, null, lists, mappings), "
+            "got datetime.date(2024, 1, 1)",
+        ),
+        ({"tool": "t", "args": {"x": [math.nan]}}, ".args.x[0]: expected a finite number, got nan"),
+        ({}, ": give exactly one of tool, reply, submit, fail (got none)"),
+        (
+            {"reply": "x", "fail": "y"},
+            ": give exactly one of tool, reply, submit, fail (got reply, fail)",
+        ),
+    ],
+)
+def test_a_step_of_the_wrong_type_is_refused_naming_its_field(
+    step: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ConfigError) as info:
+        Scripts({"a": [step]})
+    assert str(info.value) == f"scripts['a'][0]{message}"
+
+
+def test_a_long_wrong_value_is_shown_shortened() -> None:
+    with pytest.raises(ConfigError) as info:
+        Scripts({"a": [{"reply": "x", "sleep": "y" * 100_000}]})
+    assert str(info.value) == (f"scripts['a'][0].sleep: {SECONDS} '{'y' * 27}...{'y' * 28}'")
+
+
+def test_steps_and_faults_made_in_python_are_checked_too() -> None:
+    for make, message in [
+        (lambda: Fault(slow=-5), f"Fault.slow: {SECONDS} -5"),
+        (lambda: Fault(status=429, retry_after=math.inf), f"Fault.retry_after: {SECONDS} inf"),
+        (lambda: Step(reply="x", sleep=math.nan), f"Step.sleep: {SECONDS} nan"),
+        (
+            lambda: Step(reply="x", usage=(1, -2)),
+            "Step.usage[1]: expected a whole number >= 0, got -2",
+        ),
+        (
+            lambda: StepUsage(input=-1, output=1),
+            "StepUsage.input: expected a whole number >= 0, got -1",
+        ),
+        (
+            lambda: Step(reply="x", faults=(200,)),
+            "Step.faults[0]: expected an HTTP error status (400-599), got 200",
+        ),
+    ]:
+        with pytest.raises(ConfigError) as info:
+            make()
+        assert str(info.value) == message
+    # a whole number written as a float (JSON's 3.0) is that number
+    assert Step(reply="x", usage=(3.0, 1)).usage == StepUsage(input=3, output=1)
 
 
 def test_the_fixture_points_the_openai_api_provider_at_the_server(
@@ -303,4 +439,169 @@ def test_the_command_refuses_a_scripts_file_of_another_kind(tmp_path: Any) -> No
     assert isinstance(result.exception, UsageError)
     assert str(result.exception) == (
         "--scripts: expected a .yaml, .yml or .json file, got 'scripts.txt'"
+    )
+
+
+# -- issue 39: a scripts file that is not right says so in one line ------------------------------
+
+NOT_UTF8 = "not UTF-8 text (byte 0x{:02x} at offset {}); a scripts file is YAML or JSON in UTF-8"
+DIRECTORY = object()  # the scripts "file" is a directory
+MISSING = object()  # there is no such file
+BAD_FILES: dict[str, tuple[str, object, str]] = {
+    "yaml-syntax": (
+        "scripts.yaml",
+        "'*': [ {reply: x\n",
+        "not valid YAML: line 2, column 1: expected ',' or '}', but got '<stream end>' (while "
+        "parsing a flow mapping)",
+    ),
+    "json-syntax": (
+        "scripts.json",
+        '{"a": [}',
+        "not valid JSON: line 1, column 8: Expecting value",
+    ),
+    "binary": ("scripts.yaml", b"\x89PNG\r\n\x1a\n\x00\x00", NOT_UTF8.format(0x89, 0)),
+    "utf-16": ("scripts.yaml", "a: [{reply: x}]\n".encode("utf-16"), NOT_UTF8.format(0xFF, 0)),
+    "nan-usage-yaml": (
+        "scripts.yaml",
+        "a:\n  - {reply: x}\n  - {reply: y, usage: [.nan, 1]}\n",
+        "scripts['a'][1].usage[0]: expected a whole number >= 0, got nan",
+    ),
+    "nan-usage-json": (
+        "scripts.json",
+        '{"a": [{"reply": "x", "usage": {"input": 1, "output": NaN}}]}',
+        "scripts['a'][0].usage.output: expected a whole number >= 0, got nan",
+    ),
+    "python-tag": (
+        "scripts.yaml",
+        "a: !!python/object/apply:os.system ['touch pwned']\n",
+        "line 1, column 4: the YAML tag '!!python/object/apply:os.system' is not allowed "
+        "(scripts are plain data: mappings, lists, strings, numbers, booleans, null)",
+    ),
+    "deep-yaml": (
+        "scripts.yaml",
+        "a: " + "[" * 20_000 + "]" * 20_000 + "\n",
+        "nested deeper than 100 levels",
+    ),
+    "deep-json": (
+        "scripts.json",
+        '{"a": ' + "[" * 20_000 + "]" * 20_000 + "}",
+        "nested deeper than 100 levels",
+    ),
+    "negative-slow": (
+        "scripts.yaml",
+        "a: [{reply: x, faults: [{slow: -5}]}]\n",
+        "scripts['a'][0].faults[0].slow: expected a finite number of seconds in [0, 86400], got -5",
+    ),
+    "infinite-retry-after": (
+        "scripts.yaml",
+        "a: [{reply: x, faults: [{status: 429, retry_after: .inf}]}]\n",
+        "scripts['a'][0].faults[0].retry_after: expected a finite number of seconds in "
+        "[0, 86400], got inf",
+    ),
+    "directory": ("scripts.yaml", DIRECTORY, "cannot read the scripts file: Is a directory"),
+    "missing": ("scripts.yaml", MISSING, "cannot read the scripts file: No such file or directory"),
+}
+
+
+def bad_file(tmp_path: Path, case: str) -> tuple[Path, str]:
+    """The file of a ``BAD_FILES`` case, written under ``tmp_path``, and its message."""
+    name, content, message = BAD_FILES[case]
+    path = tmp_path / name
+    if content is DIRECTORY:
+        path.mkdir()
+    elif isinstance(content, bytes):
+        path.write_bytes(content)
+    elif isinstance(content, str):
+        path.write_text(content)
+    return path, f"{path}: {message}"
+
+
+@pytest.mark.parametrize("case", sorted(BAD_FILES))
+def test_the_command_refuses_a_bad_scripts_file_in_one_line_naming_it(
+    case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each was a traceback (or, for a missing file, "expected a mapping ..., got
+    'scripts.yaml'"; for a negative or infinite fault, a server that started)."""
+    from swarm.cli import main
+
+    path, message = bad_file(tmp_path, case)
+    monkeypatch.chdir(tmp_path)  # a constructed python tag would write here
+    monkeypatch.setattr(sys, "argv", ["swarm", "scripted-server", "--scripts", str(path)])
+
+    def started(self: ScriptedServer, timeout: float = 10.0) -> ScriptedServer:
+        raise AssertionError("the server started")
+
+    monkeypatch.setattr(ScriptedServer, "start", started)
+    with pytest.raises(SystemExit) as exited:
+        main()
+    assert exited.value.code == 1  # as every fixable error of the swarm command
+    assert capsys.readouterr() == ("", f"error: {message}\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == (
+        [] if case == "missing" else [path.name]
+    )  # nothing else written: the tag was never constructed
+
+
+@pytest.mark.parametrize("case", ["nan-usage-yaml", "python-tag", "deep-yaml", "utf-16"])
+def test_the_in_process_model_refuses_a_bad_scripts_file_alike(tmp_path: Path, case: str) -> None:
+    path, message = bad_file(tmp_path, case)
+    with pytest.raises(ConfigError) as info:
+        get_model("swarm/scripted", scripts=str(path), memoize=False)
+    assert str(info.value) == message
+
+
+def test_the_in_process_model_refuses_a_delay_out_of_range() -> None:
+    with pytest.raises(ConfigError) as info:
+        get_model("swarm/scripted", delay=-1, memoize=False)
+    assert str(info.value) == (
+        "swarm/scripted: delay: expected a finite number of seconds in [0, 86400], got -1"
+    )
+
+
+def test_scripts_text_names_itself_and_a_scripts_path_is_read_as_a_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        Scripts("a: [{reply: x, usage: [1, -1]}]")
+    assert str(info.value) == "scripts['a'][0].usage[1]: expected a whole number >= 0, got -1"
+    with pytest.raises(ConfigError) as info:
+        Scripts("a: [{reply: x\n")
+    assert str(info.value).startswith("scripts: not valid YAML: line 2, column 1: ")
+    # a one-line string ending in .yaml names a file, there or not (it was read as YAML text)
+    with pytest.raises(ConfigError) as info:
+        Scripts(str(tmp_path / "nope.yaml"))
+    assert (
+        str(info.value)
+        == f"{tmp_path / 'nope.yaml'}: cannot read the scripts file: No such file or directory"
+    )
+    good = tmp_path / "good.json"
+    good.write_text('{"a": [{"reply": "x", "sleep": 1e-2, "usage": [3.0, 1]}]}')
+    # JSON is read as JSON: 1e-2 is a number (YAML 1.1 reads it as a string)
+    assert Scripts(good).scripts == {"a": (Step(reply="x", sleep=0.01, usage=(3, 1)),)}
+
+
+def test_a_bad_scripts_file_is_one_line_and_no_traceback_from_the_real_command(
+    tmp_path: Path,
+) -> None:
+    path, message = bad_file(tmp_path, "deep-yaml")
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("swarm")), "scripted-server", "--scripts", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (1, "", f"error: {message}\n")
+
+
+def test_the_command_names_a_directory_given_as_the_scripts_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A directory without a .yaml name was "expected a .yaml, .yml or .json file"."""
+    from swarm.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["swarm", "scripted-server", "--scripts", str(tmp_path)])
+    with pytest.raises(SystemExit) as exited:
+        main()
+    assert exited.value.code == 1
+    assert capsys.readouterr() == (
+        "",
+        f"error: {tmp_path}: cannot read the scripts file: Is a directory\n",
     )

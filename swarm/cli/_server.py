@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 __all__ = ["scripted_server"]
@@ -24,6 +26,10 @@ def scripted_server(scripts: str | None, port: int, answer: str) -> None:
     answer), until interrupted.  Point Inspect's openai-api provider at it with the two
     variables it prints, and run with --model openai-api/scripted/<any name>.
 
+    A scripts file that cannot be read or holds a wrong step prints one line naming the file
+    and the field (scripts['a'][2].usage.input...) and exits with status 1; a request of the
+    wrong shape gets a 400 naming the field.
+
     \b
     Examples:
       swarm scripted-server --scripts scripts.yaml --port 8765
@@ -33,9 +39,12 @@ def scripted_server(scripts: str | None, port: int, answer: str) -> None:
     from swarm.errors import UsageError
     from swarm.testing._server import SERVICE, ScriptedServer
 
-    if scripts is not None and not scripts.endswith((".yaml", ".yml", ".json")):
+    path = None if scripts is None else Path(scripts)
+    if path is not None and not path.is_dir() and path.suffix not in (".yaml", ".yml", ".json"):
         raise UsageError(f"--scripts: expected a .yaml, .yml or .json file, got {scripts!r}")
-    server = ScriptedServer(scripts, answer=answer, port=port)
+    # a file that cannot be read or holds bad scripts: a ConfigError naming the file (and the
+    # field), shown as one line with exit status 1
+    server = ScriptedServer(path, answer=answer, port=port)
     try:
         server.start()
     except OSError as ex:

@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import math
 import re
+import reprlib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
-import yaml
 
 from swarm.errors import ConfigError
+from swarm.testing._script_file import MAX_DEPTH, parsed_scripts
 
 __all__ = [
     "Fault",
@@ -54,6 +56,82 @@ _STEP_KEYS = {
 _USAGE_KEYS = ("input", "output", "cache_read", "cache_write", "reasoning")
 _FAULT_KEYS = {"status", "retry_after", "drop", "slow"}
 
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = 60
+
+MAX_SECONDS = 86_400
+"""The longest a step's ``sleep``, a fault's ``slow`` or ``retry_after`` may be (a day)."""
+
+
+def _shown(value: object) -> str:
+    """``value``'s ``repr``, shortened (a message stays one readable line)."""
+    return _REPR.repr(value)
+
+
+def _seconds(value: object, where: str) -> float:
+    """``value`` as seconds: a finite number in [0, ``MAX_SECONDS``]."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not 0 <= value <= MAX_SECONDS  # False for nan
+    ):
+        raise ConfigError(
+            f"{where}: expected a finite number of seconds in [0, {MAX_SECONDS}], "
+            f"got {_shown(value)}"
+        )
+    return float(value)
+
+
+def _tokens(value: object, where: str) -> int:
+    """``value`` as a token count: a whole number >= 0 (``3.0`` is 3)."""
+    whole = int(value) if isinstance(value, float) and value.is_integer() else value
+    if isinstance(whole, bool) or not isinstance(whole, int) or whole < 0:
+        raise ConfigError(f"{where}: expected a whole number >= 0, got {_shown(value)}")
+    return whole
+
+
+def _status(value: object, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 400 <= value <= 599:
+        raise ConfigError(f"{where}: expected an HTTP error status (400-599), got {_shown(value)}")
+    return value
+
+
+def _flag(value: object, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}: expected true or false, got {_shown(value)}")
+    return value
+
+
+def _string(value: object, where: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise ConfigError(f"{where}: expected a string, got {_shown(value)}")
+    return value
+
+
+def _json_problem(value: object, where: str) -> str | None:
+    """Why ``value`` is not JSON data nested at most ``MAX_DEPTH`` levels (the path of the first
+    value that is not), or ``None``; walks it without recursion."""
+    stack: list[tuple[object, str, int]] = [(value, where, 0)]
+    while stack:
+        item, path, depth = stack.pop()
+        if isinstance(item, Mapping | list | tuple) and depth >= MAX_DEPTH:
+            return f"{path}: nested deeper than {MAX_DEPTH} levels"
+        if isinstance(item, Mapping):
+            for k, v in item.items():
+                if not isinstance(k, str):
+                    return f"{path}: expected string keys, got {_shown(k)}"
+                stack.append((v, f"{path}.{k}", depth + 1))
+        elif isinstance(item, list | tuple):
+            stack.extend((v, f"{path}[{i}]", depth + 1) for i, v in enumerate(item))
+        elif isinstance(item, float) and not math.isfinite(item):
+            return f"{path}: expected a finite number, got {_shown(item)}"
+        elif item is not None and not isinstance(item, str | int | float):
+            return (
+                f"{path}: expected JSON data (strings, numbers, booleans, null, lists, "
+                f"mappings), got {_shown(item)}"
+            )
+    return None
+
 
 @attrs.frozen(kw_only=True)
 class StepUsage:
@@ -62,7 +140,8 @@ class StepUsage:
     ``input`` is the input not read from or written to the cache (Inspect's ``input_tokens``),
     ``output`` the output (reasoning included, Inspect's ``output_tokens``), and the optional
     ``cache_read``, ``cache_write`` and ``reasoning`` are Inspect's ``input_tokens_cache_read``,
-    ``input_tokens_cache_write`` and ``reasoning_tokens`` (``None``: not reported).
+    ``input_tokens_cache_write`` and ``reasoning_tokens`` (``None``: not reported).  Each is a
+    whole number >= 0.
     """
 
     input: int
@@ -71,35 +150,44 @@ class StepUsage:
     cache_write: int | None = None
     reasoning: int | None = None
 
+    def __attrs_post_init__(self) -> None:
+        for key in _USAGE_KEYS:
+            value = getattr(self, key)
+            if value is not None or key in ("input", "output"):
+                _tokens(value, f"StepUsage.{key}")
+
     @property
     def total(self) -> int:
         """Every token: input, both cache figures and output (reasoning is part of output)."""
         return self.input + self.output + (self.cache_read or 0) + (self.cache_write or 0)
 
 
-def _usage(value: object) -> StepUsage | None:
+def _usage(value: object, where: str = "Step.usage") -> StepUsage | None:
     if value is None or isinstance(value, StepUsage):
         return value
     if isinstance(value, Mapping):
-        extra = sorted(set(value) - set(_USAGE_KEYS))
+        extra = sorted(set(value) - set(_USAGE_KEYS), key=str)
         if extra or "input" not in value or "output" not in value:
             raise ConfigError(
-                f"script step usage: expected input and output (and optionally cache_read, "
-                f"cache_write, reasoning), got {sorted(value)}"
+                f"{where}: expected input and output (and optionally cache_read, "
+                f"cache_write, reasoning), got {sorted(value, key=str)}"
             )
-        found = {k: None if value.get(k) is None else int(value[k]) for k in _USAGE_KEYS}
+        given = {
+            k: None if value.get(k) is None else _tokens(value[k], f"{where}.{k}")
+            for k in ("cache_read", "cache_write", "reasoning")
+        }
         return StepUsage(
-            input=int(value["input"]),
-            output=int(value["output"]),
-            cache_read=found["cache_read"],
-            cache_write=found["cache_write"],
-            reasoning=found["reasoning"],
+            input=_tokens(value["input"], f"{where}.input"),
+            output=_tokens(value["output"], f"{where}.output"),
+            **given,
         )
     if isinstance(value, Sequence) and not isinstance(value, str) and len(value) == 2:
-        return StepUsage(input=int(value[0]), output=int(value[1]))
+        return StepUsage(
+            input=_tokens(value[0], f"{where}[0]"), output=_tokens(value[1], f"{where}[1]")
+        )
     raise ConfigError(
-        "script step usage: expected [input_tokens, output_tokens] or a mapping with input, "
-        f"output, cache_read, cache_write, reasoning; got {value!r}"
+        f"{where}: expected [input_tokens, output_tokens] or a mapping with input, "
+        f"output, cache_read, cache_write, reasoning; got {_shown(value)}"
     )
 
 
@@ -111,6 +199,7 @@ class Fault:
     error body and, when ``retry_after`` is set, ``Retry-After`` and ``retry-after-ms``
     headers), ``drop`` (the connection is closed part way through the response) and ``slow``
     (the answer is sent only after this many seconds, normally past the client's timeout).
+    ``retry_after`` and ``slow`` are finite numbers of seconds in [0, ``MAX_SECONDS``].
     """
 
     status: int | None = None
@@ -119,25 +208,7 @@ class Fault:
     slow: float | None = None
 
     def __attrs_post_init__(self) -> None:
-        kinds = [
-            k
-            for k, on in (
-                ("status", self.status is not None),
-                ("drop", self.drop),
-                ("slow", self.slow is not None),
-            )
-            if on
-        ]
-        if len(kinds) != 1:
-            raise ConfigError(
-                "script step faults: give exactly one of status, drop, slow "
-                f"(got {kinds or 'none'})"
-            )
-        if self.status is not None and not 400 <= self.status <= 599:
-            raise ConfigError(
-                f"script step faults: status: expected an HTTP error status (400-599), got "
-                f"{self.status}"
-            )
+        _check_fault(self.status, self.retry_after, self.drop, self.slow, "Fault")
 
     @property
     def name(self) -> str:
@@ -147,47 +218,76 @@ class Fault:
         return "drop" if self.drop else "slow"
 
 
+def _check_fault(
+    status: object, retry_after: object, drop: object, slow: object, where: str
+) -> None:
+    """Refuse a fault that is not exactly one of status, drop and slow, or has a value out of
+    range, naming the field."""
+    kinds = [
+        k
+        for k, on in (("status", status is not None), ("drop", drop), ("slow", slow is not None))
+        if on
+    ]
+    if len(kinds) != 1:
+        raise ConfigError(
+            f"{where}: give exactly one of status, drop, slow (got {', '.join(kinds) or 'none'})"
+        )
+    if status is not None:
+        _status(status, f"{where}.status")
+    _flag(drop, f"{where}.drop")
+    if slow is not None:
+        _seconds(slow, f"{where}.slow")
+    if retry_after is not None:
+        if status is None:
+            raise ConfigError(f"{where}.retry_after: goes with a status (such as 429)")
+        _seconds(retry_after, f"{where}.retry_after")
+
+
 def _fault(value: object, where: str) -> Fault:
     if isinstance(value, Fault):
         return value
     if isinstance(value, int) and not isinstance(value, bool):
-        return Fault(status=value)
+        return Fault(status=_status(value, where))
     if value == "drop":
         return Fault(drop=True)
     if isinstance(value, Mapping):
-        extra = sorted(set(value) - _FAULT_KEYS)
+        extra = sorted(set(value) - _FAULT_KEYS, key=str)
         if extra:
             raise ConfigError(
                 f"{where}: unknown key(s) {extra}; expected some of {sorted(_FAULT_KEYS)}"
             )
+        status, retry_after, slow = (value.get(k) for k in ("status", "retry_after", "slow"))
+        drop = value.get("drop", False)
+        _check_fault(status, retry_after, drop, slow, where)
         return Fault(
-            status=None if value.get("status") is None else int(value["status"]),
-            retry_after=None if value.get("retry_after") is None else float(value["retry_after"]),
-            drop=bool(value.get("drop", False)),
-            slow=None if value.get("slow") is None else float(value["slow"]),
+            status=status,
+            retry_after=None if retry_after is None else float(retry_after),
+            drop=drop,
+            slow=None if slow is None else float(slow),
         )
     raise ConfigError(
         f"{where}: expected an HTTP status (429), 'drop', or a mapping such as "
-        f"{{status: 429, retry_after: 0.01}} or {{slow: 5}}; got {value!r}"
+        f"{{status: 429, retry_after: 0.01}} or {{slow: 5}}; got {_shown(value)}"
     )
 
 
-def _faults(value: object) -> tuple[Fault, ...]:
+def _faults(value: object, where: str = "Step.faults") -> tuple[Fault, ...]:
     if value is None:
         return ()
     if not isinstance(value, Sequence) or isinstance(value, str):
-        raise ConfigError(f"script step faults: expected a list of faults, got {value!r}")
-    return tuple(_fault(f, f"script step faults[{i}]") for i, f in enumerate(value))
+        raise ConfigError(f"{where}: expected a list of faults, got {_shown(value)}")
+    return tuple(_fault(f, f"{where}[{i}]") for i, f in enumerate(value))
 
 
 @attrs.frozen(kw_only=True)
 class Step:
     """One scripted model turn.  Exactly one of ``tool``, ``reply``, ``submit``, ``fail``.
 
-    ``sleep`` seconds pass before the turn completes; ``usage`` overrides the computed token
-    counts (``(input, output)``, or a ``StepUsage`` with cache and reasoning tokens);
-    ``no_usage`` reports no usage at all.  ``faults`` are the attempts the scripted server fails
-    before it answers (the in-process model, which has no transport, ignores them).
+    ``sleep`` seconds pass before the turn completes (a finite number in [0,
+    ``MAX_SECONDS``]); ``usage`` overrides the computed token counts (``(input, output)``, or a
+    ``StepUsage`` with cache and reasoning tokens); ``no_usage`` reports no usage at all.
+    ``faults`` are the attempts the scripted server fails before it answers (the in-process
+    model, which has no transport, ignores them).
     """
 
     tool: str | None = None
@@ -227,11 +327,12 @@ class Step:
         kinds = [k for k in ("tool", "reply", "submit", "fail") if getattr(self, k) is not None]
         if len(kinds) != 1:
             raise ConfigError(
-                "script step: give exactly one of tool, reply, submit, fail "
-                f"(got {kinds or 'none'})"
+                "Step: give exactly one of tool, reply, submit, fail "
+                f"(got {', '.join(kinds) or 'none'})"
             )
         if self.no_usage and self.usage is not None:
-            raise ConfigError("script step: give usage or no_usage, not both")
+            raise ConfigError("Step: give usage or no_usage, not both")
+        _seconds(self.sleep, "Step.sleep")
 
 
 def call(tool: str, /, **args: Any) -> Step:
@@ -260,50 +361,74 @@ def pause(seconds: float, step: Step) -> Step:
 
 
 def _step_from(data: object, where: str) -> Step:
+    """The step ``data`` gives, every field checked first, so an error names its path
+    (``scripts['a'][2].usage.input``)."""
     if isinstance(data, Step):
         return data
     if not isinstance(data, Mapping):
         raise ConfigError(
-            f"{where}: expected a step mapping such as {{submit: '42'}}, got {data!r}"
+            f"{where}: expected a step mapping such as {{submit: '42'}}, got {_shown(data)}"
         )
-    extra = sorted(set(data) - _STEP_KEYS)
+    extra = sorted(set(data) - _STEP_KEYS, key=str)
     if extra:
         raise ConfigError(f"{where}: unknown key(s) {extra}; expected some of {sorted(_STEP_KEYS)}")
-    try:
-        return Step(
-            tool=data.get("tool"),
-            args=dict(data.get("args") or {}),
-            reply=data.get("reply"),
-            submit=None if data.get("submit") is None else str(data["submit"]),
-            fail=data.get("fail"),
-            sleep=float(data.get("sleep", 0.0)),
-            usage=data.get("usage"),
-            no_usage=bool(data.get("no_usage", False)),
-            faults=data.get("faults"),
+    args = data.get("args")
+    if args is not None and not isinstance(args, Mapping):
+        raise ConfigError(
+            f"{where}.args: expected a mapping of argument to value, got {_shown(args)}"
         )
-    except ConfigError as ex:
-        said = str(ex)
-        for prefix in ("script step: ", "script step "):
-            said = said.removeprefix(prefix)
-        raise ConfigError(f"{where}: {said}") from None
+    problem = _json_problem(args, f"{where}.args")
+    if problem is not None:
+        raise ConfigError(problem)
+    answer = data.get("submit")
+    if isinstance(answer, int | float) and not isinstance(answer, bool):
+        answer = str(answer)
+    texts = {k: _string(data.get(k), f"{where}.{k}") for k in ("tool", "reply", "fail")}
+    fields: dict[str, Any] = {
+        **texts,
+        "args": dict(args or {}),
+        "submit": _string(answer, f"{where}.submit"),
+        "sleep": _seconds(data.get("sleep", 0.0), f"{where}.sleep"),
+        "usage": _usage(data.get("usage"), f"{where}.usage"),
+        "no_usage": _flag(data.get("no_usage", False), f"{where}.no_usage"),
+        "faults": _faults(data.get("faults"), f"{where}.faults"),
+    }
+    try:
+        return Step(**fields)
+    except ConfigError as ex:  # the checks across fields, made by the step itself
+        raise ConfigError(f"{where}: {str(ex).removeprefix('Step: ')}") from None
 
 
 def load_scripts(value: object) -> dict[str, tuple[Step, ...]]:
-    """Scripts from a mapping, a YAML/JSON string, or the path of a YAML/JSON file."""
+    """Scripts from a mapping, YAML text, or the path of a YAML/JSON file (a ``Path``, or a
+    one-line string ending in ``.yaml``, ``.yml`` or ``.json``).
+
+    Raises:
+        ConfigError: the scripts are not a mapping of key to a list of steps, or a step is
+            wrong; the message names the field (``scripts['a'][2].usage.input``), after the
+            file's name when they came from a file.  A file that cannot be read or parsed:
+            see ``parsed_scripts``.
+    """
     if value is None:
         return {}
+    path = None
     if isinstance(value, str | Path):
-        text = str(value)
-        path = Path(text)
-        if "\n" not in text and path.suffix in (".yaml", ".yml", ".json") and path.exists():
-            text = path.read_text()
-        value = yaml.safe_load(text)
+        value, path = parsed_scripts(value)
+    try:
+        return _scripts_from(value)
+    except ConfigError as ex:
+        raise ConfigError(str(ex) if path is None else f"{path}: {ex}") from None
+
+
+def _scripts_from(value: object) -> dict[str, tuple[Step, ...]]:
     if not isinstance(value, Mapping):
-        raise ConfigError(f"scripts: expected a mapping of member name to steps, got {value!r}")
+        raise ConfigError(
+            f"scripts: expected a mapping of member name to steps, got {_shown(value)}"
+        )
     scripts: dict[str, tuple[Step, ...]] = {}
     for key, steps in value.items():
         if not isinstance(steps, Sequence) or isinstance(steps, str):
-            raise ConfigError(f"scripts[{key!r}]: expected a list of steps")
+            raise ConfigError(f"scripts[{key!r}]: expected a list of steps, got {_shown(steps)}")
         scripts[str(key)] = tuple(
             _step_from(s, f"scripts[{key!r}][{i}]") for i, s in enumerate(steps)
         )

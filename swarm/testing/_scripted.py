@@ -39,6 +39,7 @@ from swarm.testing._script import (
     Scripts,
     Step,
     StepUsage,
+    _seconds,
     call,
     fail,
     pause,
@@ -123,7 +124,7 @@ class ScriptedModelAPI(ModelAPI):
         self.played = Scripts(scripts, answer)
         self.scripts = self.played.scripts
         self.answer = self.played.answer
-        self.delay = float(delay)
+        self.delay = _seconds(delay, f"swarm/{model_name}: delay")
 
     def script_for(self, member: str | None) -> tuple[Step, ...]:
         """The steps of ``member``: an exact key, else the first matching glob, else none."""
