@@ -605,3 +605,147 @@ def test_the_command_names_a_directory_given_as_the_scripts_file(
         "",
         f"error: {tmp_path}: cannot read the scripts file: Is a directory\n",
     )
+
+
+# -- issue 39: a request of the wrong shape is a 400 naming the field ----------------------------
+
+
+def raw_post(server: ScriptedServer, body: str) -> httpx.Response:
+    with httpx.Client(timeout=30) as client:
+        return client.post(
+            f"{server.base_url}/chat/completions",
+            content=body,
+            headers={"content-type": "application/json"},
+        )
+
+
+USER = {"role": "user", "content": "hi"}
+
+
+@pytest.mark.parametrize(
+    ("body", "param", "message"),
+    [
+        # each was a 500 with a traceback (an AttributeError, a TypeError, a KeyError)
+        ({"messages": "hi"}, "messages", "messages: expected an array of messages, got a string"),
+        ({"model": "m"}, "messages", "messages: missing (expected an array of messages)"),
+        (
+            {"messages": [USER, "hi"]},
+            "messages[1]",
+            "messages[1]: expected a message object, got a string",
+        ),
+        (
+            {"messages": [{"content": "hi"}]},
+            "messages[0].role",
+            "messages[0].role: missing (expected a string)",
+        ),
+        (
+            {"messages": [{"role": "user", "content": 5}]},
+            "messages[0].content",
+            "messages[0].content: expected a string or an array of content parts, got a number",
+        ),
+        (
+            {"messages": [{"role": "user", "content": ["hi"]}]},
+            "messages[0].content[0]",
+            "messages[0].content[0]: expected a content part object, got a string",
+        ),
+        (
+            {"messages": [{"role": "assistant", "tool_calls": [{"function": "f"}]}]},
+            "messages[0].tool_calls[0].function",
+            "messages[0].tool_calls[0].function: expected an object, got a string",
+        ),
+        (
+            {
+                "messages": [
+                    {"role": "assistant", "tool_calls": [{"function": {"arguments": "{}"}}]}
+                ]
+            },
+            "messages[0].tool_calls[0].function.name",
+            "messages[0].tool_calls[0].function.name: missing (expected a string)",
+        ),
+        (
+            {"messages": [USER], "tools": [{"type": "function", "function": {"name": 1}}]},
+            "tools[0].function.name",
+            "tools[0].function.name: expected a string, got a number",
+        ),
+        (
+            {"messages": [USER], "stream_options": "usage"},
+            "stream_options",
+            "stream_options: expected an object, got a string",
+        ),
+        (
+            {"messages": [USER], "stream": True, "stream_options": {"include_usage": "yes"}},
+            "stream_options.include_usage",
+            "stream_options.include_usage: expected a boolean, got a string",
+        ),
+        (
+            {"messages": [USER], "stream": "false"},
+            "stream",
+            "stream: expected a boolean, got a string",
+        ),
+        ({"messages": [USER], "model": ["m"]}, "model", "model: expected a string, got an array"),
+    ],
+)
+def test_a_request_of_the_wrong_shape_is_a_400_naming_the_field(
+    scripted_server: ScriptedServer, body: dict[str, Any], param: str, message: str
+) -> None:
+    scripted_server.load({"*": [{"reply": "hello"}]})
+    response = raw_post(scripted_server, json.dumps(body))
+    assert (response.status_code, response.json()) == (
+        400,
+        {
+            "error": {
+                "message": message,
+                "type": "invalid_request_error",
+                "param": param,
+                "code": "400",
+            }
+        },
+    )
+    assert scripted_server.attempts == []  # not an attempt of any call
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        # was a 500: the JSON parser's RecursionError
+        (
+            '{"model": "m", "messages": ' + "[" * 100_000 + "]" * 100_000 + "}",
+            "the request body is nested deeper than 100 levels",
+        ),
+        (
+            '{"messages": [{"role": "user", "content": "hi", "x": ' + "[" * 200 + "]" * 200 + "}]}",
+            "the request body is nested deeper than 100 levels",
+        ),
+        ("[1]", "the request body is not a JSON object (got an array)"),
+        ("{", "the request body is not JSON"),
+    ],
+    ids=["100000-deep", "200-deep", "array", "not-json"],
+)
+def test_a_request_body_too_deep_or_not_an_object_is_a_400_and_the_server_answers_on(
+    scripted_server: ScriptedServer, body: str, message: str
+) -> None:
+    scripted_server.load({"*": [{"reply": "hello"}]})
+    response = raw_post(scripted_server, body)
+    assert (response.status_code, response.json()["error"]) == (
+        400,
+        {"message": message, "type": "invalid_request_error", "param": None, "code": "400"},
+    )
+    answered = post(scripted_server, [USER])
+    assert answered.status_code == 200
+    assert answered.json()["choices"][0]["message"]["content"] == "hello"
+
+
+def test_deep_tool_call_arguments_are_kept_as_text_not_a_500(
+    scripted_server: ScriptedServer,
+) -> None:
+    """A call's arguments are a string: deep JSON in it is kept as that string (its parse was
+    a RecursionError, a 500)."""
+    scripted_server.load({"*": [{"reply": "one"}, {"reply": "two"}]})
+    deep = "[" * 100_000 + "]" * 100_000
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": deep}}
+    messages = [USER, {"role": "assistant", "content": None, "tool_calls": [call]}]
+    response = post(scripted_server, messages)
+    assert response.status_code == 200
+    assert response.json()["choices"][0]["message"]["content"] == "two"
+    [attempt] = scripted_server.attempts
+    assert attempt.index == 1

@@ -38,6 +38,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
+from swarm.testing._requests import BadRequest, checked_request, too_deep
 from swarm.testing._script import Fault, Said, Scripts, StepUsage, Turn
 
 __all__ = ["Attempt", "ScriptedServer", "completion_usage", "said_from_openai"]
@@ -86,11 +87,16 @@ def _text(content: object) -> str:
 
 
 def _arguments(raw: object) -> Mapping[str, Any]:
+    """A tool call's arguments: the JSON object they hold; else ``""`` mapped to the JSON value
+    they hold (not an object) or to the text itself (not JSON, or an object nested too deep to
+    walk)."""
     try:
         value = json.loads(raw) if isinstance(raw, str) else raw
-    except ValueError:
+    except (ValueError, RecursionError):
         return {"": raw}
-    return value if isinstance(value, Mapping) else {"": value}
+    if not isinstance(value, Mapping):
+        return {"": value}
+    return {"": raw} if too_deep(value) else value
 
 
 def said_from_openai(messages: Sequence[Mapping[str, Any]]) -> list[Said]:
@@ -333,15 +339,14 @@ class ScriptedServer:
 
     async def _completions(self, request: Request) -> Response:
         try:
-            body = await request.json()
-        except ValueError:
-            return _error(400, "the request body is not JSON")
-        if not isinstance(body, Mapping):
-            return _error(400, "the request body is not a JSON object")
+            body = checked_request(await request.body())
+        except BadRequest as ex:  # OpenAI's answer to a request of the wrong shape
+            return _error(400, ex.message, ex.param)
         attempt, turn = self._begin(body)
         faults = turn.step.faults
         fault = faults[attempt.attempt - 1] if attempt.attempt <= len(faults) else None
-        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        options = body.get("stream_options")
+        include_usage = isinstance(options, Mapping) and options.get("include_usage") is True
 
         async def play(receive: Receive, send: Send) -> None:
             try:
@@ -413,13 +418,16 @@ async def _body(send: Send, data: bytes, *, more: bool) -> None:
     await send({"type": "http.response.body", "body": data, "more_body": more})
 
 
-def _error_body(status: int, message: str) -> bytes:
+def _error_body(status: int, message: str, param: str | None = None) -> bytes:
+    """An OpenAI error body: the message, the error's type, the field (``param``, ``None``
+    when it is not about one) and the status as its code."""
     kind = {429: "rate_limit_error", 400: "invalid_request_error"}.get(status, "server_error")
-    return json.dumps({"error": {"message": message, "type": kind, "code": str(status)}}).encode()
+    error = {"message": message, "type": kind, "param": param, "code": str(status)}
+    return json.dumps({"error": error}).encode()
 
 
-def _error(status: int, message: str) -> Response:
-    return Response(_error_body(status, message), status, media_type="application/json")
+def _error(status: int, message: str, param: str | None = None) -> Response:
+    return Response(_error_body(status, message, param), status, media_type="application/json")
 
 
 def _tool_call(attempt: Attempt, turn: Turn) -> dict[str, Any]:
