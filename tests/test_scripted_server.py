@@ -487,6 +487,12 @@ BAD_FILES: dict[str, tuple[str, object, str]] = {
         '{"a": ' + "[" * 20_000 + "]" * 20_000 + "}",
         "nested deeper than 100 levels",
     ),
+    "alias-bomb": (
+        "scripts.yaml",
+        "l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n"
+        + "".join(f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]\n" for i in range(1, 9)),
+        "holds more than 100000 values (a YAML alias counts at every use)",
+    ),
     "negative-slow": (
         "scripts.yaml",
         "a: [{reply: x, faults: [{slow: -5}]}]\n",
@@ -571,6 +577,9 @@ def test_scripts_text_names_itself_and_a_scripts_path_is_read_as_a_file(tmp_path
         str(info.value)
         == f"{tmp_path / 'nope.yaml'}: cannot read the scripts file: No such file or directory"
     )
+    marked = tmp_path / "marked.yaml"  # a UTF-8 byte order mark is allowed
+    marked.write_bytes(b"\xef\xbb\xbfa: [{reply: x}]\n")
+    assert Scripts(marked).scripts == {"a": (Step(reply="x"),)}
     good = tmp_path / "good.json"
     good.write_text('{"a": [{"reply": "x", "sleep": 1e-2, "usage": [3.0, 1]}]}')
     # JSON is read as JSON: 1e-2 is a number (YAML 1.1 reads it as a string)
