@@ -151,6 +151,9 @@ class Mode:
     """The task's sandbox provider (None: no sandbox)."""
     files: Callable[[int], Mapping[str, str]] | None = None
     """The sample's files at n (None: none)."""
+    time_limit: float | None = None
+    """The sample's ``time_limit`` (None: none).  With one, every plugin hook call is bounded by
+    the time the sample has left (an interval timer armed and disarmed around each call)."""
     server: bool = False
     """Run on Inspect's ``openai-api`` provider and the scripted server (``swarm
     scripted-server``, in a process of its own) instead of the in-process ``swarm/scripted``."""

@@ -392,6 +392,14 @@ MODES: dict[str, Mode] = {
         script=shm_script,
         tool="shared_memory",
     ),
+    "swarm-shm-bounded": Mode(
+        description="swarm-shm with a sample time limit that never binds (time_limit=10**6): "
+        "every plugin hook call is bounded by the time the sample has left (the guard's cost)",
+        build=build_swarm_shm,
+        script=shm_script,
+        tool="shared_memory",
+        time_limit=10**6,
+    ),
     "shm-no-wait": _anatomy(
         "swarm-shm without swarm_wait in the tool lists", build_shm_no_wait, check_no_wait
     ),
@@ -569,6 +577,7 @@ def measure(
             display="none",
             log_dir=log_dir,
             max_connections=1000,
+            time_limit=mode.time_limit,
         )
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         if profiler is not None:
