@@ -20,7 +20,14 @@ import yaml
 
 from swarm.errors import ConfigError
 
-__all__ = ["MAX_DEPTH", "MAX_VALUES", "bound_problem", "parsed_topology_file"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_VALUES",
+    "BoundedLoader",
+    "TooDeep",
+    "bound_problem",
+    "parsed_topology_file",
+]
 
 MAX_DEPTH = 100
 """The deepest nesting of lists and mappings a topology file may hold."""
@@ -38,15 +45,15 @@ def _yaml_problem(ex: yaml.YAMLError) -> str:
     return str(ex)
 
 
-class _TooDeep(Exception):
+class TooDeep(Exception):
     """A YAML collection nested deeper than ``MAX_DEPTH`` levels."""
 
 
-class _Loader(yaml.SafeLoader):
-    """``yaml.safe_load``'s loader, refusing a collection at level ``MAX_DEPTH`` (the document
-    is level 0) as it is composed: the parser reads only that far into the file, instead of
-    recursing (and scanning ahead, at a cost that grows with the depth) until Python's
-    recursion limit."""
+class BoundedLoader(yaml.SafeLoader):
+    """``yaml.safe_load``'s loader (no tag builds a Python object), refusing a collection at
+    level ``MAX_DEPTH`` (the document is level 0) as it is composed: the parser reads only that
+    far into the file, instead of recursing (and scanning ahead, at a cost that grows with the
+    depth) until Python's recursion limit.  Topology files and scripts files are read with it."""
 
     _depth = -1
 
@@ -56,7 +63,7 @@ class _Loader(yaml.SafeLoader):
             if self._depth >= MAX_DEPTH and self.check_event(
                 yaml.SequenceStartEvent, yaml.MappingStartEvent
             ):
-                raise _TooDeep
+                raise TooDeep
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
@@ -106,12 +113,14 @@ def parsed_topology_file(p: Path) -> object:
             "file is YAML or TOML in UTF-8"
         ) from None
     try:
-        data: object = tomllib.loads(text) if p.suffix == ".toml" else yaml.load(text, _Loader)
+        data: object = (
+            tomllib.loads(text) if p.suffix == ".toml" else yaml.load(text, BoundedLoader)
+        )
     except yaml.YAMLError as ex:
         raise ConfigError(f"{p}: not valid YAML: {_yaml_problem(ex)}") from None
     except tomllib.TOMLDecodeError as ex:
         raise ConfigError(f"{p}: not valid TOML: {ex}") from None
-    except (_TooDeep, RecursionError):  # tomllib recurses once per level
+    except (TooDeep, RecursionError):  # tomllib recurses once per level
         raise ConfigError(f"{p}: nested deeper than {MAX_DEPTH} levels") from None
     problem = bound_problem(data)
     if problem is not None:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from swarm._spec.files import MAX_DEPTH, MAX_VALUES, bound_problem
+from swarm._spec.files import MAX_DEPTH, MAX_VALUES, BoundedLoader, TooDeep, bound_problem
 from swarm.errors import ConfigError
 
 __all__ = ["MAX_DEPTH", "MAX_VALUES", "parsed_scripts", "scripts_path"]
@@ -27,28 +27,6 @@ SUFFIXES = (".yaml", ".yml", ".json")
 """The names of scripts files end so."""
 
 _TAG = re.compile(r"for the tag '([^']*)'")
-
-
-class _TooDeep(Exception):
-    """A YAML collection nested deeper than ``MAX_DEPTH`` levels."""
-
-
-class _Loader(yaml.SafeLoader):
-    """YAML's safe loader, refusing a collection at level ``MAX_DEPTH`` (the document is level 0)
-    as it is composed, before the parser recurses towards Python's recursion limit."""
-
-    _depth = -1
-
-    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
-        self._depth += 1
-        try:
-            if self._depth >= MAX_DEPTH and self.check_event(
-                yaml.SequenceStartEvent, yaml.MappingStartEvent
-            ):
-                raise _TooDeep
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
 
 
 def _yaml_problem(ex: yaml.YAMLError) -> str:
@@ -86,14 +64,14 @@ def _parsed(text: str, *, as_json: bool) -> object:
     """``text`` parsed (JSON or YAML), checked for depth and size; raises ``ConfigError`` with
     the problem alone (the caller names where the text came from)."""
     try:
-        data: object = json.loads(text) if as_json else yaml.load(text, _Loader)
+        data: object = json.loads(text) if as_json else yaml.load(text, BoundedLoader)
     except yaml.YAMLError as ex:
         raise ConfigError(_yaml_problem(ex)) from None
     except json.JSONDecodeError as ex:
         raise ConfigError(
             f"not valid JSON: line {ex.lineno}, column {ex.colno}: {ex.msg}"
         ) from None
-    except (_TooDeep, RecursionError):  # json recurses once per level
+    except (TooDeep, RecursionError):  # json recurses once per level
         raise ConfigError(f"nested deeper than {MAX_DEPTH} levels") from None
     problem = bound_problem(data)
     if problem is not None:
