@@ -4,6 +4,10 @@ Every figure comes from what the logs recorded: a sample's tokens and cost are i
 ``swarm`` meter (Inspect's ``model_usage`` for a sample without a ledger), never a cap; the
 accuracy is the task's own score.  An arm's per-sample figures add up its epochs, so ``k``
 attempts at ``B / k`` each are compared with the single agent and the swarm at ``B``.
+
+A log that cannot be read (truncated, not a log) or whose figures are not figures (a score or a
+meter that is not a finite number, an arm without a whole ``k``) is left out of the table and
+named, with why, in ``ArmTable.skipped``; the arm's next newest log stands in for it.
 """
 
 from __future__ import annotations
@@ -21,11 +25,13 @@ from inspect_ai.log import EvalLog, EvalSample, list_eval_logs, read_eval_log
 from inspect_ai.scorer import SampleScore, Score, ci, ci_wilson, value_to_float
 
 from swarm.analysis._read import RECORDS_ONLY, off_main_thread
+from swarm.errors import ConfigError
 
 __all__ = [
     "ArmRow",
     "ArmTable",
     "ScalingFit",
+    "UnknownScorer",
     "arm_table",
     "pass_at_k",
     "pass_hat_k",
@@ -54,18 +60,41 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
     return math.comb(c, k) / math.comb(n, k)
 
 
+def _figure(value: object, where: str) -> float:
+    """``value`` as a finite number >= 0, else a ``ValueError`` naming ``where``."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{where}: expected a number, got {value!r}")
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"{where}: expected a finite number >= 0, got {value!r}")
+    return float(value)
+
+
 def sample_cost(sample: EvalSample) -> tuple[int, float, bool]:
     """One sample's realized tokens and cost, and whether they come from its ledger (the
     swarm's meter) rather than Inspect's ``model_usage`` (a sample the swarm left no ledger
-    in)."""
+    in).
+
+    Raises:
+        ValueError: the ledger has no ``swarm`` meter, or its tokens or cost are not finite
+            numbers >= 0 (a damaged log); the message names the field.
+    """
     ledger = (sample.store or {}).get("inspect_swarm:ledger")
     if isinstance(ledger, Mapping):
-        swarm = ledger["swarm"]
-        return int(swarm["usage"]["total_tokens"]), float(swarm["cost"]), True
-    usage = sample.model_usage.values()
-    tokens = sum(u.total_tokens for u in usage)
-    cost = sum(u.total_cost or 0.0 for u in usage)
-    return tokens, cost, False
+        key = "inspect_swarm:ledger"
+        swarm = ledger.get("swarm")
+        usage = swarm.get("usage") if isinstance(swarm, Mapping) else None
+        if not isinstance(swarm, Mapping) or not isinstance(usage, Mapping):
+            raise ValueError(f"{key}: no swarm meter with its usage")
+        tokens = _figure(usage.get("total_tokens"), f"{key}: swarm.usage.total_tokens")
+        cost = _figure(swarm.get("cost"), f"{key}: swarm.cost")
+        if not tokens.is_integer():
+            problem = f"expected a whole number, got {tokens}"
+            raise ValueError(f"{key}: swarm.usage.total_tokens: {problem}")
+        return int(tokens), cost, True
+    usage_values = sample.model_usage.values()
+    total = sum(u.total_tokens for u in usage_values)
+    spent = sum(u.total_cost or 0.0 for u in usage_values)
+    return total, _figure(spent, "model_usage: total_cost"), False
 
 
 @attrs.frozen(kw_only=True)
@@ -144,6 +173,9 @@ class ArmTable:
 
     rows: tuple[ArmRow, ...]
     fits: tuple[ScalingFit, ...]
+    skipped: Mapping[str, str] = attrs.field(factory=dict)
+    """The logs left out (by path): each one's problem, such as ``not a readable Inspect log
+    (ValueError: EOCD not found)`` or ``sample 1, epoch 1: score 'includes' is nan``."""
 
     def row(self, arm: str) -> ArmRow:
         """The row of the arm named ``arm``."""
@@ -187,6 +219,24 @@ def _num(value: float | None, fmt: str) -> str:
     return "-" if value is None else format(value, fmt)
 
 
+class UnknownScorer(ConfigError):
+    """``arm_table(scorer=...)`` names a score that no arm log holds."""
+
+    def __init__(self, scorer: str, found: Sequence[str]) -> None:
+        self.scorer = scorer
+        self.found = tuple(found)
+        they = ", ".join(repr(n) for n in found) if found else "none"
+        #: the problem, without the field it is about
+        self.problem = f"no score named {scorer!r} in the arm logs; their scores: {they}"
+        super().__init__(f"scorer: {self.problem}")
+
+
+def _finite(value: float, where: str) -> float:
+    if not math.isfinite(value):
+        raise ValueError(f"{where} is {value}")
+    return value
+
+
 def _score_value(sample: EvalSample, scorer: str | None) -> float:
     scores = sample.scores or {}
     if scorer is None:
@@ -196,16 +246,24 @@ def _score_value(sample: EvalSample, scorer: str | None) -> float:
         scorer = names[0]
     if scorer not in scores:
         return 0.0
-    return _to_float(scores[scorer].value)
+    return _finite(_to_float(scores[scorer].value), f"score {scorer!r}")
 
 
 def _member_figure(sample: EvalSample, key: str) -> float | None:
     scores = sample.scores or {}
-    score = next((scores[n] for n in MEMBER_SCORES if n in scores), None)
-    if score is None or not isinstance(score.value, Mapping) or key not in score.value:
+    name = next((n for n in MEMBER_SCORES if n in scores), None)
+    if name is None:
         return None
-    value: Any = score.value[key]
-    return _to_float(value)
+    value: Any = scores[name].value
+    if not isinstance(value, Mapping) or key not in value:
+        return None
+    return _finite(_to_float(value[key]), f"score {name!r}: {key}")
+
+
+def _whole(value: object, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{where}: expected a whole number >= 1, got {value!r}")
+    return value
 
 
 def _interval(values: Sequence[float], clusters: Sequence[object]) -> tuple[float, float]:
@@ -221,29 +279,87 @@ def _interval(values: Sequence[float], clusters: Sequence[object]) -> tuple[floa
     return float(found["lower"]), float(found["upper"])
 
 
-def _newest_logs(log_dir: str | Path) -> list[EvalLog]:
-    """The newest log of each arm in ``log_dir`` (a complete one when there is one)."""
-    chosen: dict[str, EvalLog] = {}
+def _shown(location: str, log_dir: str | Path) -> str:
+    """A log's location as a person gave its directory: ``logs/arms/x.eval`` for a local file
+    (Inspect lists them as ``file://`` URIs), else the location itself."""
+    if location.startswith("file://"):
+        return str(Path(log_dir) / location.rsplit("/", 1)[-1])
+    return location
+
+
+def _read_arms(log_dir: str | Path) -> tuple[dict[str, EvalLog], dict[str, str]]:
+    """The newest log of each arm in ``log_dir`` that reads and whose figures are figures (a
+    complete one when there is one), and the logs left out, with their problems."""
+    skipped: dict[str, str] = {}
+    candidates: dict[str, list[EvalLog]] = defaultdict(list)
     for info in list_eval_logs(str(log_dir), recursive=False):
-        header = read_eval_log(info, header_only=True)
+        try:
+            header = read_eval_log(info, header_only=True)
+        except Exception as ex:  # whatever a truncated or damaged file makes the reader raise
+            skipped[_shown(info.name, log_dir)] = f"not a readable Inspect log ({_why(ex)})"
+            continue
         args = header.eval.task_args or {}
         if "arm" not in args or "budget" not in args:
             continue
-        name = header.eval.task
-        old = chosen.get(name)
-        rank = (header.status == "success", header.eval.created)
-        if old is None or rank > (old.status == "success", old.eval.created):
-            chosen[name] = header
-    # a row reads each sample's scores, store and usage, never its events or messages
-    return [
-        off_main_thread(partial(read_eval_log, log.location, exclude_fields=set(RECORDS_ONLY)))
-        for log in chosen.values()
-    ]
+        candidates[header.eval.task].append(header)
+    chosen: dict[str, EvalLog] = {}
+    for name, headers in candidates.items():
+        headers.sort(key=lambda h: (h.status == "success", h.eval.created), reverse=True)
+        for header in headers:
+            # a row reads each sample's scores, store and usage, never its events or messages
+            read = partial(read_eval_log, header.location, exclude_fields=set(RECORDS_ONLY))
+            try:
+                log = off_main_thread(read)
+            except Exception as ex:  # the header read, a sample did not
+                skipped[_shown(header.location, log_dir)] = (
+                    f"not a readable Inspect log ({_why(ex)})"
+                )
+                continue
+            try:
+                _check_figures(log)
+            except ValueError as ex:
+                skipped[_shown(header.location, log_dir)] = str(ex)
+                continue
+            chosen[name] = log
+            break
+    return chosen, skipped
+
+
+def _check_figures(log: EvalLog) -> None:
+    """Raise a ``ValueError`` naming the field (and the sample and epoch) when a figure a row
+    reads is not one: ``k`` or ``budget`` not a whole number >= 1, a meter or a numeric score
+    that is not a finite number."""
+    args = log.eval.task_args
+    _whole(args.get("k"), "task_args.k")
+    _whole(args.get("budget"), "task_args.budget")
+    for s in log.samples or []:
+        try:
+            sample_cost(s)
+            for name, score in (s.scores or {}).items():
+                value = score.value
+                parts = value.items() if isinstance(value, Mapping) else [(None, value)]
+                for key, part in parts:
+                    if isinstance(part, float) and not math.isfinite(part):
+                        where = f"score {name!r}" + ("" if key is None else f": {key}")
+                        raise ValueError(f"{where} is {part}")
+        except ValueError as ex:
+            raise ValueError(f"sample {s.id!r}, epoch {s.epoch}: {ex}") from None
+
+
+def _why(ex: BaseException) -> str:
+    return f"{type(ex).__name__}: {ex}" if str(ex) else type(ex).__name__
 
 
 def _row(log: EvalLog, scorer: str | None) -> ArmRow:
+    """The row of one arm's log (whose figures ``_check_figures`` has checked).
+
+    Raises:
+        ValueError: a score, read as a number, is not a finite one.
+    """
     args = log.eval.task_args
-    kind, k, budget = str(args["arm"]), int(args["k"]), int(args["budget"])
+    kind = str(args["arm"])
+    k = _whole(args.get("k"), "task_args.k")
+    budget = _whole(args.get("budget"), "task_args.budget")
     samples = log.samples or []
     by_sample: dict[object, list[EvalSample]] = defaultdict(list)
     for s in samples:
@@ -338,7 +454,7 @@ def _fits(rows: Sequence[ArmRow], logs: Mapping[str, EvalLog]) -> list[ScalingFi
     for r in rows:
         if r.kind == "swarm":
             topology = logs[r.arm].eval.task_args.get("topology")
-            by_topology["default" if topology is None else Path(topology).stem].append(r)
+            by_topology["default" if topology is None else Path(str(topology)).stem].append(r)
     fits = []
     for topology, swarms in by_topology.items():
         per_k: dict[int, float] = {}
@@ -365,11 +481,33 @@ def _fits(rows: Sequence[ArmRow], logs: Mapping[str, EvalLog]) -> list[ScalingFi
 def arm_table(log_dir: str | Path, scorer: str | None = None) -> ArmTable:
     """Every arm in ``log_dir`` (the logs ``swarm arms`` or a Flow spec of its arms wrote):
     the newest log of each, read into an ``ArmRow``, and the scaling fits.  ``scorer``: the
-    score to read (default: each sample's first score other than ``member_scores``)."""
-    logs = {log.eval.task: log for log in _newest_logs(log_dir)}
+    score to read (default: each sample's first score other than ``member_scores``).
+
+    A log that cannot be read, or whose figures are not finite numbers, is left out (the arm's
+    next newest log, if any, stands in) and named in the table's ``skipped``.
+
+    Raises:
+        UnknownScorer: (a ``ConfigError``) no arm log holds a score named ``scorer``; the
+            message lists the scores they hold.
+    """
+    chosen, skipped = _read_arms(log_dir)
+    if scorer is not None and chosen:
+        scores = {
+            name
+            for log in chosen.values()
+            for sample in log.samples or []
+            for name in sample.scores or {}
+            if name not in MEMBER_SCORES
+        }
+        if scorer not in scores:
+            raise UnknownScorer(scorer, sorted(scores))
+    rows: list[ArmRow] = []
+    for name, log in list(chosen.items()):
+        try:
+            rows.append(_row(log, scorer))
+        except ValueError as ex:
+            skipped[_shown(log.location, log_dir)] = str(ex)
+            del chosen[name]
     order = {"single": 0, "attempts": 1, "swarm": 2, "subagents": 3}
-    rows = sorted(
-        (_row(log, scorer) for log in logs.values()),
-        key=lambda r: (r.k, order.get(r.kind, 3), r.arm),
-    )
-    return ArmTable(rows=tuple(rows), fits=tuple(_fits(rows, logs)))
+    rows.sort(key=lambda r: (r.k, order.get(r.kind, 3), r.arm))
+    return ArmTable(rows=tuple(rows), fits=tuple(_fits(rows, chosen)), skipped=skipped)
