@@ -5,7 +5,9 @@ attempts, at the same cost?
   lists its arms (``Arm``): the single agent at B, k attempts at B / k each, a swarm of k at B
   for each topology file;
 - ``swarm_arm``: the ``swarm/swarm_arm`` Inspect task, one arm (``arm_tasks`` builds them all);
-- ``run_arms(experiment, log_dir)``: the arms as one resumable Inspect eval set (a ``Sweep``);
+- ``run_arms(experiment, log_dir)``: the arms as one resumable Inspect eval set (a ``Sweep``;
+  a log there that cannot be read is renamed ``<name>.corrupt``, a ``SetAside``, and its arm
+  runs again);
 - ``flow_spec`` / ``write_flow_spec``: the same arms as an Inspect Flow spec (``flow_installed()``:
   whether inspect-flow, the ``flow`` extra, is there);
 - ``arms_demo``: the keyless experiment's task, for the ``swarm/noisy`` model.
@@ -19,6 +21,7 @@ from swarm.experiments._arms import ARM_KINDS, Arm, Experiment, topology_name
 from swarm.experiments._demo import arms_demo
 from swarm.experiments._sweep import (
     ARM_TASK,
+    SetAside,
     Sweep,
     arm_tasks,
     flow_installed,
@@ -33,6 +36,7 @@ __all__ = [
     "ARM_TASK",
     "Arm",
     "Experiment",
+    "SetAside",
     "Sweep",
     "arm_tasks",
     "arm_topology",

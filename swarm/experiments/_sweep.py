@@ -6,19 +6,28 @@ only the arms without a complete log.  An interrupted sweep therefore continues 
 stopped, and an edited topology file (whose content digest is one of its arms' arguments) makes
 only its own arms new tasks.  The log directory may keep the logs of a file's earlier versions
 (``log_dir_allow_dirty``); ``swarm.analysis`` reads the newest log of each arm.
+
+Inspect reads the header of every log in the directory before it runs anything, and one log it
+cannot read (truncated by a full disk or a copy cut short) ends the eval set with
+``ValueError: EOCD not found``.  ``run_arms`` therefore reads each header first and renames a
+log that does not read to ``<name>.corrupt`` (Inspect lists only ``.eval`` and ``.json``
+files): the file is kept for a person to look at, and its arm, now without a log, runs again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
+from urllib.request import url2pathname
 
 import attrs
 import yaml
 
-from swarm.errors import UsageError
+from swarm.errors import ConfigError, UsageError
 from swarm.experiments._arms import Arm, Experiment
 from swarm.experiments._task import swarm_arm
 
@@ -29,6 +38,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ARM_TASK",
+    "SetAside",
     "Sweep",
     "arm_tasks",
     "flow_installed",
@@ -42,14 +52,56 @@ ARM_TASK = "swarm/swarm_arm"
 
 
 @attrs.frozen(kw_only=True)
+class SetAside:
+    """A log in the sweep's directory that Inspect could not read: ``path``, where it was;
+    ``moved_to``, its new name (``path`` + ``.corrupt``, or ``.corrupt-2``...);
+    ``problem``, what reading it raised."""
+
+    path: str
+    moved_to: str
+    problem: str
+
+
+@attrs.frozen(kw_only=True)
 class Sweep:
     """What ``run_arms`` did: ``success`` (every arm has a complete log), the ``logs`` of
-    the eval set (every arm's, headers only), and ``ran``: the arms run this time (not
-    reused from an earlier run)."""
+    the eval set (every arm's, headers only), ``ran``: the arms run this time (not
+    reused from an earlier run), and ``set_aside``: the logs that could not be read, each
+    renamed to ``<name>.corrupt`` (its path before, its path now, and why it did not read)."""
 
     success: bool
     logs: tuple[EvalLog, ...]
     ran: tuple[str, ...]
+    set_aside: tuple[SetAside, ...] = ()
+
+
+def _set_aside_unreadable(log_dir: Path) -> list[SetAside]:
+    """Rename every log under ``log_dir`` (as Inspect's eval set lists them: recursively)
+    whose header does not read, so that the eval set runs its arm again instead of ending."""
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    found: list[SetAside] = []
+    for info in list_eval_logs(str(log_dir), recursive=True):
+        try:
+            read_eval_log(info, header_only=True)
+        except Exception as ex:  # whatever a truncated or damaged file makes the reader raise
+            problem = f"{type(ex).__name__}: {ex}" if str(ex) else type(ex).__name__
+            if not info.name.startswith("file://"):  # a remote log is not ours to rename
+                raise ConfigError(
+                    f"{info.name}: not a readable Inspect log ({problem}); move it out of the "
+                    "log directory and run again"
+                ) from None
+            path = Path(url2pathname(urlparse(info.name).path))
+            with contextlib.suppress(ValueError):  # shown as the directory was given
+                path = log_dir / path.relative_to(log_dir.absolute())
+            target = path.with_name(f"{path.name}.corrupt")
+            n = 1
+            while target.exists():
+                n += 1
+                target = path.with_name(f"{path.name}.corrupt-{n}")
+            path.rename(target)
+            found.append(SetAside(path=str(path), moved_to=str(target), problem=problem))
+    return found
 
 
 def arm_tasks(experiment: Experiment) -> list[Task]:
@@ -70,13 +122,15 @@ def run_arms(
     **eval_set_args: Any,
 ) -> Sweep:
     """Run every arm of ``experiment`` as one Inspect eval set in ``log_dir`` (resumable:
-    arms with a complete log there are not run again).  ``eval_set_args`` go to
-    ``inspect_ai.eval_set`` (``max_tasks``, ``max_samples``...)."""
+    arms with a complete log there are not run again; a log there that cannot be read is
+    renamed ``<name>.corrupt`` first, and its arm runs again: ``Sweep.set_aside``).
+    ``eval_set_args`` go to ``inspect_ai.eval_set`` (``max_tasks``, ``max_samples``...)."""
     from inspect_ai import eval_set
     from inspect_ai.log import read_eval_log
 
     where = Path(log_dir)
     where.mkdir(parents=True, exist_ok=True)
+    set_aside = _set_aside_unreadable(where)
     before = _log_files(where)
     success, logs = eval_set(
         arm_tasks(experiment),
@@ -94,7 +148,7 @@ def run_arms(
         read_eval_log(str(where / name), header_only=True).eval.task
         for name in _log_files(where) - before
     )
-    return Sweep(success=success, logs=tuple(logs), ran=tuple(ran))
+    return Sweep(success=success, logs=tuple(logs), ran=tuple(ran), set_aside=tuple(set_aside))
 
 
 def flow_installed() -> bool:
@@ -143,7 +197,8 @@ def write_flow_spec(
 ) -> Path:
     """Write ``flow_spec(...)`` to ``path`` as YAML (Flow's own ``dump_spec`` form), for
     ``flow run`` from the directory the task and topology paths are relative to; the log
-    directory is written relative to the spec's folder, as Flow reads it.  Return the path."""
+    directory is written relative to the spec's folder, as Flow reads it; the spec's folder is
+    made if it is missing.  Return the path."""
     try:
         from inspect_flow.api import dump_spec
     except ImportError:
@@ -152,5 +207,7 @@ def write_flow_spec(
     out = Path(path)
     where = os.path.relpath(Path(log_dir).resolve(), out.resolve().parent)
     spec: Mapping[str, Any] = dump_spec(flow_spec(experiment, where, arms))
+    if not out.parent.exists():
+        out.parent.mkdir(parents=True)
     out.write_text(yaml.safe_dump(dict(spec), sort_keys=False))
     return out

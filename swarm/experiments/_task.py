@@ -11,18 +11,16 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
 from inspect_ai import Task, task, task_with
-from inspect_ai.util import registry_create
+from inspect_ai.util import registry_create, registry_info
 
-from swarm import swarm
+from swarm import load_topology, swarm
 from swarm.analysis import member_scores
-from swarm.errors import ConfigError
+from swarm.errors import ConfigError, SwarmError
 from swarm.experiments._arms import ARM_KINDS, Arm
 
 __all__ = ["arm_topology", "load_task", "swarm_arm"]
@@ -58,36 +56,40 @@ def load_task(spec: str, args: Mapping[str, Any] | None = None) -> Task:
             name = tasks[0]
         if name not in tasks:
             raise ConfigError(f"task: {file!r} has no @task named {name!r}")
-        built = getattr(module, name)(**args)
+        built = _made(spec, args, lambda: getattr(module, name)(**args))
     else:
-        try:
-            built = registry_create("task", spec, **args)
-        except ValueError as ex:
-            raise ConfigError(f"task: no Inspect task named {spec!r} ({ex})") from None
+        built = _made(spec, args, lambda: registry_create("task", spec, **args))
     if not isinstance(built, Task):
         raise ConfigError(f"task: {spec!r} did not make an Inspect Task")
     return built
 
 
-def _is_task(obj: object) -> bool:
-    from inspect_ai.util import registry_info
+def _made(spec: str, args: Mapping[str, Any], make: Callable[[], object]) -> object:
+    """``make()``, the task ``spec`` built with ``args``; what it raises (no such task, an
+    argument the task does not take, a value it cannot use) as a ``ConfigError`` naming the
+    task and its arguments."""
+    try:
+        return make()
+    except SwarmError:
+        raise
+    except LookupError as ex:
+        if str(ex) != f"{spec} was not found in the registry":  # Inspect's words for a name
+            raise _refused(spec, args, ex) from None
+        raise ConfigError(f"task: no Inspect task named {spec!r}") from None
+    except Exception as ex:  # the task's own code refused its arguments: say which and why
+        raise _refused(spec, args, ex) from None
 
+
+def _refused(spec: str, args: Mapping[str, Any], ex: Exception) -> ConfigError:
+    given = f"task_args {dict(args)!r}" if args else "no task_args"
+    return ConfigError(f"task: {spec!r} could not be made with {given}: {type(ex).__name__}: {ex}")
+
+
+def _is_task(obj: object) -> bool:
     try:
         return registry_info(obj).type == "task"
     except (ValueError, AttributeError):
         return False
-
-
-def _read_topology(path: str) -> dict[str, Any]:
-    file = Path(path)
-    try:
-        text = file.read_text()
-    except OSError as ex:
-        raise ConfigError(f"topology: cannot read {path!r}: {ex.strerror or ex}") from None
-    data = tomllib.loads(text) if file.suffix == ".toml" else yaml.safe_load(text)
-    if not isinstance(data, Mapping):
-        raise ConfigError(f"topology: {path}: expected a mapping of topology keys")
-    return dict(data)
 
 
 def arm_topology(
@@ -119,22 +121,42 @@ def arm_topology(
             "controller": {"name": "leaderless", "stop_on_submission": False},
             "budget": {"reserve": reserve, "split": "equal"},
         }
-    config = _read_topology(topology)
+    # read as swarm(config=FILE) reads a file: its errors start with the file's name
+    config = load_topology(topology)
     members = config.get("members")
-    if isinstance(members, Mapping) or (isinstance(members, list) and len(members) == 1):
-        entry = dict(members if isinstance(members, Mapping) else members[0])
-        entry["count"] = arm.k
-        config["members"] = [entry]
-    elif isinstance(members, list):
-        total = sum(int(m.get("count", 1)) for m in members if isinstance(m, Mapping))
+    if isinstance(members, Mapping | str):
+        members = [members]
+    if not isinstance(members, list) or not members:
+        raise ConfigError(f"{topology}: members: expected a member entry or a list of them")
+    entries: list[dict[str, Any]] = []
+    for i, m in enumerate(members):
+        if not isinstance(m, Mapping | str):
+            raise ConfigError(
+                f"{topology}: members[{i}]: expected a member entry (a mapping, or an agent's "
+                f"name), got {m!r}"
+            )
+        entries.append({"factory": m} if isinstance(m, str) else dict(m))
+    if len(entries) == 1:
+        entries[0]["count"] = arm.k
+    else:
+        total = 0
+        for i, entry in enumerate(entries):
+            count = entry.get("count", 1)
+            if isinstance(count, bool) or not isinstance(count, int):
+                raise ConfigError(
+                    f"{topology}: members[{i}].count: expected a whole number, got {count!r}"
+                )
+            total += count
         if total != arm.k:
             raise ConfigError(
-                f"{topology}: members: {len(members)} entries make {total} member(s), not "
+                f"{topology}: members: {len(entries)} entries make {total} member(s), not "
                 f"k = {arm.k}; give one entry (its count is set to k) or one file per k"
             )
-    else:
-        raise ConfigError(f"{topology}: members: expected a member entry or a list of them")
-    budget = dict(config.get("budget") or {})
+    config["members"] = entries
+    budget = config.get("budget") or {}
+    if not isinstance(budget, Mapping):
+        raise ConfigError(f"{topology}: budget: expected a mapping of budget keys, got {budget!r}")
+    budget = dict(budget)
     for key in ("tokens", "cost"):
         if key in budget:
             raise ConfigError(
@@ -168,13 +190,19 @@ def swarm_arm(
         raise ConfigError(f"arm: expected one of {', '.join(ARM_KINDS)}, got {arm!r}")
     the_arm = Arm(kind=arm, k=int(k), budget=int(budget), topology=topology)
     config = arm_topology(the_arm, agent, reserve, topology)
+    try:
+        solver = swarm(config=config)
+    except ConfigError as ex:
+        if topology is None:
+            raise
+        raise ConfigError(f"{topology}: {ex}") from None  # as swarm(config=FILE) names it
     loaded = load_task(task, task_args)
     scorers = list(loaded.scorer or [])
     if arm == "swarm" and scorers:  # every member's answer scored too: best@k, mean member
         scorers.append(member_scores(scorers[0]))
     return task_with(
         loaded,
-        solver=swarm(config=config),
+        solver=solver,
         scorer=scorers or None,
         epochs=the_arm.epochs,
         token_limit=the_arm.token_limit,
