@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import click
 import yaml
 
-from swarm.errors import UsageError
+from swarm._inspect.private import PrerequisiteError
+from swarm._spec.files import bound_problem
+from swarm.errors import ConfigError, SwarmError, UsageError
 
 __all__ = ["arms", "compare"]
 
@@ -20,15 +24,74 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, Any]:
         key, sep, value = text.partition("=")
         if not sep or not key:
             raise UsageError(f"{option}: expected key=value, got {text!r}")
-        found[key] = yaml.safe_load(value)
+        try:
+            found[key] = yaml.safe_load(value)
+        except yaml.YAMLError as ex:
+            why = getattr(ex, "problem", None) or ex
+            raise UsageError(f"{option}: {key}: not a YAML value ({why}), got {value!r}") from None
+        too_big = bound_problem(found[key])
+        if too_big is not None:
+            raise UsageError(f"{option}: {key}: {too_big}")
     return found
 
 
+_WHOLE_KS = "expected whole numbers >= 1 separated by commas (such as 1,2,4)"
+
+
 def _ks(text: str) -> list[int]:
+    parts = [part.strip() for part in text.split(",") if part.strip()]
     try:
-        return [int(part) for part in text.split(",") if part.strip()]
+        ks = [int(part) for part in parts]
     except ValueError:
-        raise UsageError(f"--k: expected numbers separated by commas, got {text!r}") from None
+        raise UsageError(f"--k: {_WHOLE_KS}, got {text!r}") from None
+    if not ks or min(ks) < 1:
+        raise UsageError(f"--k: {_WHOLE_KS}, got {text!r}")
+    return ks
+
+
+def _at_least(value: int | None, least: int, option: str) -> None:
+    if value is not None and value < least:
+        raise UsageError(f"{option}: expected a whole number >= {least}, got {value}")
+
+
+def _writable_dir(directory: str, option: str) -> None:
+    """Make ``directory`` if it is missing and check that a file can be written in it, so that
+    a wrong ``option`` is refused before anything runs; a remote one (``s3://...``) is
+    Inspect's to check."""
+    if "://" in directory:
+        return
+    path = Path(directory)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{option}: {directory} is a file, not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as error:
+        raise UsageError(
+            f"{option}: cannot write in {directory}: {error.strerror or error}"
+        ) from None
+
+
+def _check_model(model: str, model_args: Mapping[str, Any]) -> None:
+    """Make the model as the eval set will, so that an unknown provider or model arg is one
+    message before anything runs (a missing key or package is Inspect's own message)."""
+    from inspect_ai.model import get_model
+
+    try:
+        get_model(model, **model_args)
+    except (SwarmError, PrerequisiteError):
+        raise
+    except Exception as ex:  # Inspect or the provider refused the model: say which and why
+        given = f" (model_args {dict(model_args)!r})" if model_args else ""
+        raise ConfigError(
+            f"model: {model!r}{given} could not be made: {type(ex).__name__}: {ex}"
+        ) from None
+
+
+def _warn_skipped(skipped: Mapping[str, str]) -> None:
+    for path, problem in skipped.items():
+        click.echo(f"warning: {path}: {problem}; left out of the table", err=True)
 
 
 @click.command(short_help="Run a swarm, one agent and k attempts at one budget.")
@@ -44,7 +107,9 @@ def _ks(text: str) -> list[int]:
 @click.option("-T", "task_args", multiple=True, help="A task arg, key=value.")
 @click.option("--flow-spec", help="Where to write the Flow spec [default: LOG_DIR/flow.yaml].")
 @click.option("--no-run", is_flag=True, help="Write the Flow spec only.")
-@click.option("--retry-attempts", default=0, show_default=True, help="Retries of a failed arm.")
+@click.option(
+    "--retry-attempts", type=int, default=0, show_default=True, help="Retries of a failed arm."
+)
 @click.option("--max-tasks", type=int, help="Arms run at once (Inspect's max_tasks).")
 def arms(
     task: str,
@@ -68,8 +133,11 @@ def arms(
     file, else k --agent members), and with --subagents one swarm/deepagent at BUDGET that may
     run k background subagents.  They run as one Inspect eval set in LOG_DIR: run the
     command again and only the arms without a complete log run (an interrupted sweep goes on;
-    an edited topology reruns its own arms).  The same arms are written as an Inspect Flow
-    spec, to run elsewhere with `flow run`.  Then the table of `swarm compare` is printed.
+    an edited topology reruns its own arms; a log there that cannot be read is renamed
+    <name>.corrupt, with a warning, and its arm runs again).  The same arms are written as an
+    Inspect Flow spec, to run elsewhere with `flow run`.  Then the table of `swarm compare` is
+    printed.  Before anything is written, every arm is made as the run makes it (the task with
+    its -T args, each topology file) and, unless --no-run, the model with its -M args.
 
     \b
     Examples:
@@ -78,25 +146,54 @@ def arms(
           --topology ring.yaml --log-dir logs/mine
     """
     from swarm.analysis import arm_table
-    from swarm.experiments import Experiment, flow_installed, run_arms, write_flow_spec
+    from swarm.experiments import (
+        Experiment,
+        arm_tasks,
+        flow_installed,
+        run_arms,
+        topology_name,
+        write_flow_spec,
+    )
 
+    # the options first: each wrong one is a usage error naming it (status 2)
+    _at_least(budget, 1, "--budget")
+    ks = _ks(k)
+    for n in ks:
+        if n > 1 and budget // n < 1:
+            raise UsageError(f"--budget: {budget} tokens cannot be split {n} ways (--k {n})")
+    names = [topology_name(t) for t in topology]
+    if len(set(names)) != len(names):
+        raise UsageError(f"--topology: two files share a name ({names}); rename one")
+    _at_least(retry_attempts, 0, "--retry-attempts")
+    _at_least(max_tasks, 1, "--max-tasks")
     experiment = Experiment(
         task=task,
         model=model,
         budget=budget,
-        k=_ks(k),
+        k=ks,
         task_args=_pairs(task_args, "-T"),
         model_args=_pairs(model_args, "-M"),
         agent=agent,
         topologies=topology,
         subagents=subagents,
     )
-    Path(log_dir).mkdir(parents=True, exist_ok=True)
+    # then every arm made as the run makes it: the task, its args and each topology file; the
+    # model too when the arms run here (a Flow spec may be run where its key and package are)
+    arm_tasks(experiment)
+    if not no_run:
+        _check_model(experiment.model, experiment.model_args)
+    _writable_dir(log_dir, "--log-dir")
     # the Flow spec is optional: without inspect-flow the arms still run, unless it was asked
     # for (--flow-spec, --no-run), which is then refused with what to install
     wanted = flow_spec is not None or no_run
     if wanted or flow_installed():
-        written = write_flow_spec(experiment, flow_spec or Path(log_dir) / "flow.yaml", log_dir)
+        spec_path = Path(flow_spec) if flow_spec is not None else Path(log_dir) / "flow.yaml"
+        try:
+            written = write_flow_spec(experiment, spec_path, log_dir)
+        except OSError as ex:
+            raise UsageError(
+                f"--flow-spec: cannot write {spec_path}: {ex.strerror or ex}"
+            ) from None
         said = str(written)
     else:
         said = "not written (it needs inspect-flow: pip install 'swarm-eval[flow]')"
@@ -106,10 +203,18 @@ def arms(
         return
     extra: dict[str, Any] = {} if max_tasks is None else {"max_tasks": max_tasks}
     sweep = run_arms(experiment, log_dir, retry_attempts=retry_attempts, **extra)
+    for aside in sweep.set_aside:
+        click.echo(
+            f"warning: {aside.path}: not a readable Inspect log ({aside.problem}); renamed "
+            f"{aside.moved_to}, and its arm ran again",
+            err=True,
+        )
     reused = sorted({log.eval.task for log in sweep.logs} - set(sweep.ran))
     click.echo(f"ran: {', '.join(sweep.ran) or 'none'}")
     click.echo(f"reused: {', '.join(reused) or 'none'}")
-    click.echo(arm_table(log_dir).to_text())
+    table = arm_table(log_dir)
+    _warn_skipped(table.skipped)
+    click.echo(table.to_text())
     if not sweep.success:
         click.echo("error: some arms did not complete; run the command again", err=True)
         raise SystemExit(1)
@@ -124,7 +229,9 @@ def compare(log_dir: str, output: str | None, scorer: str | None) -> None:
     per arm: realized tokens and cost per sample, accuracy with its 95% interval, the team's
     accuracy (pass@k for attempts), pass^k, best@k, tokens per success and whether the arm
     stayed within its budget; then the scaling exponent lambda.  Writes comparison.html and
-    the PNGs comparison-frontier.png and comparison-by-k.png.
+    the PNGs comparison-frontier.png and comparison-by-k.png.  A log that cannot be read, or
+    whose figures are not finite numbers, is named in a warning and left out (the arm's next
+    newest log stands in).
 
     \b
     Examples:
@@ -132,10 +239,20 @@ def compare(log_dir: str, output: str | None, scorer: str | None) -> None:
       swarm compare logs/arms -o report
     """
     from swarm.analysis import arm_table, write_comparison
+    from swarm.analysis._arms import UnknownScorer
 
-    table = arm_table(log_dir, scorer=scorer)
+    try:
+        table = arm_table(log_dir, scorer=scorer)
+    except UnknownScorer as ex:
+        raise UsageError(f"--scorer: {ex.problem}") from None
+    _warn_skipped(table.skipped)
     if not table.rows:
         raise UsageError(f"{log_dir}: no arm logs (run `swarm arms` first)")
+    out = output or log_dir
+    _writable_dir(out, "--output")
     click.echo(table.to_text())
-    page = write_comparison(table, output or log_dir)
+    try:
+        page = write_comparison(table, out)
+    except OSError as ex:
+        raise UsageError(f"--output: cannot write in {out}: {ex.strerror or ex}") from None
     click.echo(f"wrote {page} and its PNGs")
