@@ -269,6 +269,7 @@ def test_fanout_is_a_builtin_rubric_listed_by_swarm_plugins() -> None:
         "controllers": [],
         "channels": [],
         "rubrics": ["fanout"],
+        "normalizers": [],
         "error": None,
     }
     text = CliRunner().invoke(cli, ["plugins"]).stdout

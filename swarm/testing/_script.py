@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import math
 import re
 import reprlib
 from collections.abc import Iterable, Mapping, Sequence
@@ -110,7 +109,9 @@ def _string(value: object, where: str) -> str | None:
 
 def _json_problem(value: object, where: str) -> str | None:
     """Why ``value`` is not JSON data nested at most ``MAX_DEPTH`` levels (the path of the first
-    value that is not), or ``None``; walks it without recursion."""
+    value that is not), or ``None``; walks it without recursion.  A non-finite number is kept:
+    it is what a hostile model's tool call can hold (Python's JSON reads and writes ``NaN`` and
+    ``Infinity``), and the tools' refusal of it is tested so."""
     stack: list[tuple[object, str, int]] = [(value, where, 0)]
     while stack:
         item, path, depth = stack.pop()
@@ -123,8 +124,6 @@ def _json_problem(value: object, where: str) -> str | None:
                 stack.append((v, f"{path}.{k}", depth + 1))
         elif isinstance(item, list | tuple):
             stack.extend((v, f"{path}[{i}]", depth + 1) for i, v in enumerate(item))
-        elif isinstance(item, float) and not math.isfinite(item):
-            return f"{path}: expected a finite number, got {_shown(item)}"
         elif item is not None and not isinstance(item, str | int | float):
             return (
                 f"{path}: expected JSON data (strings, numbers, booleans, null, lists, "
