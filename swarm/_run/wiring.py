@@ -11,6 +11,7 @@ from collections.abc import Callable, Hashable, Sequence
 from contextvars import ContextVar
 from typing import Any
 
+import anyio
 from inspect_ai.tool import ToolDef
 
 from swarm._hooks.calls import RunHooks
@@ -19,6 +20,35 @@ from swarm._run.ports import RunPort
 from swarm.errors import PluginError
 
 __all__ = ["Wiring", "wiring_context"]
+
+
+def _contained(plugin: str, tool: Any) -> Any:
+    """``tool`` (a plugin's) as the model is offered it, but whatever its call raises that is
+    not an ``Exception`` (``SystemExit``...) and not the run's own cancellation is the plugin's
+    fault, a ``PluginError`` naming it and the tool (which fails the run), never the process's
+    end."""
+    found = ToolDef(tool)
+    inner, name = found.tool, found.name
+
+    async def execute(**kwargs: Any) -> Any:
+        try:
+            return await inner(**kwargs)
+        except (Exception, anyio.get_cancelled_exc_class()):
+            raise
+        except BaseException as ex:
+            raise PluginError(plugin, f"swarm_member_tools: tool {name}", f"raised {ex!r}") from ex
+
+    return ToolDef(
+        execute,
+        name=name,
+        description=found.description,
+        parameters=found.parameters,
+        parallel=found.parallel,
+        viewer=found.viewer,
+        model_input=found.model_input,
+        max_output=found.max_output,
+        options=found.options,
+    ).as_tool()
 
 
 class Wiring:
@@ -76,6 +106,7 @@ class Wiring:
                 self._port.view(), self._port.member_view(member), nested
             )
             found.sort(key=lambda pair: order.get(pair[0], len(order)))
+            found = [(plugin, [_contained(plugin, t) for t in ts]) for plugin, ts in found]
             tools = [t for _, ts in found for t in ts]
             self._channel_tools[(nested, kind)] = bool(tools)
             for plugin, ts in found:
