@@ -12,9 +12,11 @@ from typing import Any
 
 import attrs
 import pytest
+from inspect_ai.agent import Agent, agent, react
 from inspect_ai.log import EvalLog, EvalSample
+from inspect_ai.tool import Tool, tool
 
-from swarm import Decision, MemberSubmitted, controller, hookimpl, member, swarm
+from swarm import Decision, MemberSubmitted, controller, hookimpl, member, swarm, swarm_tools
 from swarm.testing import Step, call, reply, run_eval, scripted_model, submit
 
 from helpers import catalog, members_in_turn, only_sample, worker
@@ -288,3 +290,41 @@ def test_no_log_record_is_lost_to_the_containment(caplog: pytest.LogCaptureFixtu
     assert blocked.value.bound == 1.0
     assert guarded_call(lambda: guarded_call(str, (7,), 0.0), (), 2.0) == "7"
     caplog.set_level(logging.INFO)
+
+
+# -- a plugin's tools ------------------------------------------------------------------------
+
+
+@tool
+def exits_the_process() -> Tool:
+    async def execute() -> str:
+        """End the process."""
+        raise SystemExit(5)
+
+    return execute
+
+
+class GivesAnExitingTool:
+    @hookimpl
+    def swarm_member_tools(self, view: Any, member: Any, nested: bool) -> Any:
+        return [exits_the_process()]
+
+
+@agent
+def tooled() -> Agent:
+    return react(tools=[swarm_tools()])
+
+
+def test_a_plugins_tool_raising_system_exit_fails_the_run_naming_it(log_dir: Path) -> None:
+    # before, the SystemExit left the eval and ended the process (exit status 5)
+    solver = swarm(members=member(tooled, name="m1"), plugins=catalog(GivesAnExitingTool()))
+    scripts = {"m1": [used(call("exits_the_process")), used(submit("42"))]}
+    log = run_eval(solver, model=scripted_model(scripts), log_dir=log_dir)
+    assert log.status == "error"
+    [sample] = log.samples or []
+    assert sample.error is not None
+    assert sample.error.message == (
+        "Plugin 'test-plugin-0', hook 'swarm_member_tools: tool exits_the_process': raised "
+        "SystemExit(5)"
+    )
+    assert [key for key in RECORDS if key in sample.store] == list(RECORDS)
