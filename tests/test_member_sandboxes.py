@@ -255,6 +255,32 @@ def test_a_spawned_child_runs_in_its_templates_environment(log_dir: Path) -> Non
     }
 
 
+def test_a_child_may_not_take_a_roster_members_environment_by_its_name(log_dir: Path) -> None:
+    # w-b is a roster member working in environment w-b; a child asked for as w-b from a
+    # {member} template would run there (renamed w-b~2, placed as w-b): refused
+    solver = swarm(
+        members=[
+            member("swarm/worker", name="lead", args=TOOLS, sandbox="default", can_spawn=["w"]),
+            member("swarm/worker", name="w-b", args=TOOLS, sandbox="w-b"),
+        ],
+        templates={"w": {"factory": "swarm/worker", "args": TOOLS, "sandbox": "{member}"}},
+        controller=controller("leaderless", stop_on_submission=False),
+    )
+    scripts: dict[str, list[Step]] = {
+        "lead": [call("spawn_child", name="w-b", task="read it"), submit("done")],
+        "w-b": [call("bash", command="cat mine.txt"), submit("ok")],
+    }
+    files = {"w-b:mine.txt": "B\n"}
+    sample = run(solver, scripts, files, ("w-b",), log_dir, ["w-b"])
+    [(_, refused)] = tool_results(sample, "spawn_child")
+    assert refused == (
+        "spawn refused: 'w-b' is a roster member's name, and template 'w' would run the child "
+        "in that member's environment 'w-b'; give the child a name of its own."
+    )
+    spawns = sample.store["inspect_swarm:spawns"]["entries"]
+    assert [(e["op"], e["member"], e["reason"]) for e in spawns] == [("refused", None, "sandbox")]
+
+
 # -- refusals ----------------------------------------------------------------------------------
 
 

@@ -415,3 +415,58 @@ def test_a_machine_without_the_binary_or_namespaces_gets_one_clear_error(
         "sandbox provider 'bwrap': bubblewrap cannot create its sandbox on this machine (are "
         "user namespaces enabled?): bwrap: No permissions to create new namespace"
     )
+
+
+def test_a_child_named_after_a_roster_member_gets_none_of_its_files() -> None:
+    # a asks for a child called "b": it is renamed b~2 and must not get b's files or share
+    # group (a name is no way into another member's files); a retry of a spawned name (w-x
+    # twice: w-x, w-x~2) still gets that name's files
+    scripts = {
+        "a": [
+            call("spawn_child", name="b", task="look"),
+            call("spawn_child", name="w-x", task="work"),
+            call("wait_for_children"),
+            call("spawn_child", name="w-x", task="work again"),  # a retry, once w-x has ended
+            call("wait_for_children"),
+            reply("a done"),
+        ],
+        "b": [call("bash", command="cat shards/b.txt"), reply("b done")],
+        "b~2": [call("bash", command="ls -R; cat shards/b.txt 2>&1"), reply("child done")],
+        "w-x": [call("bash", command="cat shards/a.txt"), reply("w-x done")],
+        "w-x~2": [call("bash", command="cat shards/a.txt"), reply("w-x~2 done")],
+    }
+    solver = swarm(
+        members=[
+            member("swarm/worker", name="a", args=TOOLS, can_spawn=["worker"]),
+            member("swarm/worker", name="b", args=TOOLS),
+        ],
+        templates={"worker": member("swarm/worker", args=TOOLS)},
+        sandboxes={
+            "per_member": True,
+            "share": [["b", "c"]],
+            "files": {"b": ["shards/b.txt"], "w-x": ["shards/a.txt"]},
+        },
+        controller=controller("leaderless", stop_on_submission=False),
+    )
+    task = Task(
+        dataset=[Sample(input="go", target="", files=FILES)],
+        solver=solver,
+        scorer=includes(),
+        sandbox="bwrap",
+    )
+    [log] = eval(task, model=scripted_model(scripts), display="none", log_dir=None)
+    assert log.status == "success", log.error
+    [sample] = log.samples or []
+    members = sample.store[READS_KEY]["members"]
+    assert members["b~2"] == {"sandbox": "b~2", "files": []}
+    assert members["b"] == {"sandbox": "b", "files": ["shards/b.txt"]}
+    assert members["w-x"] == {"sandbox": "w-x", "files": ["shards/a.txt"]}
+    assert members["w-x~2"] == {"sandbox": "w-x~2", "files": ["shards/a.txt"]}
+    shown = {
+        str(e.arguments.get("command")): str(e.result)
+        for e in sample.events
+        if e.event == "tool" and e.function == "bash"
+    }
+    assert shown["ls -R; cat shards/b.txt 2>&1"] == (
+        ".:\ncat: shards/b.txt: No such file or directory\n"
+    )

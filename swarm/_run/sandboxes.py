@@ -39,7 +39,7 @@ from swarm._run.bridging import check_sandbox_bridges
 from swarm._run.inotify import Inotify, inotify_available
 from swarm._run.members import RunMember
 from swarm._spec.roster import MEMBER_FIELD, MemberSpec
-from swarm._spec.sandboxes import Sandboxes
+from swarm._spec.sandboxes import Sandboxes, base_name
 from swarm.errors import ConfigError
 from swarm.records import READS_KEY
 
@@ -103,12 +103,14 @@ class MemberSandboxes:
         self._entries: list[ReadEntry] = []
         self._watch: Inotify | None = None
         self._named = False
+        self._roster: frozenset[str] = frozenset()
         self._token: Token[MemberSandboxes | None] | None = None
 
     def begin(self, members: Iterable[RunMember], templates: Mapping[str, MemberSpec]) -> None:
         """The run begins: find the sample's environments (with ``per_member``, the staging
         area), and check that every environment a member or template names is one of them."""
         listed = list(members)
+        self._roster = frozenset(m.name for m in listed)
         check_sandbox_bridges(listed, templates)
         specs = [*(m.entry.spec for m in listed), *templates.values()]
         self._named = any(spec.sandbox is not None for spec in specs)
@@ -185,10 +187,19 @@ class MemberSandboxes:
             return
         if not self.config.per_member:
             return
-        group = self.config.group(member)
-        files = self.config.files_for(member)
+        group, files = self._placement(member)
         env = await self._stocked(group, files, into_existing=True)  # a share group's too
         self._use(member, group, env, files)
+
+    def _placement(self, member: str) -> tuple[str, tuple[str, ...]]:
+        """The environment ``member`` works in and the sample files it receives.  A child
+        renamed because a roster member holds the name it asked for (``b~2`` for ``b``) gets
+        neither ``b``'s files nor its share group: a name is not a way into another member's
+        files.  A retry of a spawned name (``w-a~2``) is placed as that name."""
+        base = base_name(member)
+        if base != member and base in self._roster:
+            return member, ()
+        return self.config.group(member), self.config.files_for(member)
 
     async def _stocked(self, group: str, files: Sequence[str], *, into_existing: bool) -> Any:
         """The run's own environment ``group`` (created on first use), holding the sample

@@ -147,6 +147,13 @@ class Spawner:
 
     # -- requests ------------------------------------------------------------------------------
 
+    def _is_roster_name(self, name: str) -> bool:
+        """Whether a roster member (not a spawned one) is called ``name``."""
+        try:
+            return self._host.view().member(name).depth == 0
+        except KeyError:
+            return False
+
     def spawn(self, parent_name: str, name: str, task: str, template: str) -> str:
         """Decide one spawn request of member ``parent_name``; what the model reads
         (``ToolError`` when refused)."""
@@ -168,6 +175,15 @@ class Spawner:
         except ConfigError as ex:
             self._refuse(request, "name", str(ex))
         environment = self._templates[template].sandbox_for(name)
+        if environment is not None and environment != self._templates[template].sandbox:
+            if self._is_roster_name(name):  # {member} would be that member's environment
+                self._refuse(
+                    request,
+                    "sandbox",
+                    f"spawn refused: {shown(name)} is a roster member's name, and template "
+                    f"{template!r} would run the child in that member's environment "
+                    f"{environment!r}; give the child a name of its own.",
+                )
         who = f"template {template!r} (for {name!r})"
         problem = None if environment is None else self._host.sandboxes.problem(environment, who)
         if problem is not None:  # a {member} name: the child's only environment is not there
