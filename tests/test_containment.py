@@ -328,3 +328,22 @@ def test_a_plugins_tool_raising_system_exit_fails_the_run_naming_it(log_dir: Pat
         "SystemExit(5)"
     )
     assert [key for key in RECORDS if key in sample.store] == list(RECORDS)
+
+
+class ExitingFactory:
+    @hookimpl
+    def swarm_register_controllers(self, register: Any) -> None:
+        def quits(**params: Any) -> Any:
+            raise SystemExit("the factory quit")
+
+        register("quits", quits)
+
+
+def test_a_factory_raising_system_exit_is_a_config_error_naming_it() -> None:
+    from swarm import ConfigError
+
+    with pytest.raises(ConfigError) as info:
+        swarm(members=member(worker), controller="quits", plugins=catalog(ExitingFactory()))
+    assert str(info.value) == (
+        "controller: controller 'quits' refused its parameters: SystemExit('the factory quit')"
+    )

@@ -70,7 +70,7 @@ class Returns:
 
     @hookimpl
     def swarm_rubric_rules(self, rubric: str) -> Any:
-        if isinstance(self.value, Exception):
+        if isinstance(self.value, BaseException):
             raise self.value
         return self.value
 
@@ -145,6 +145,10 @@ def explode(fixture: Fixture, evidence: Evidence) -> RuleResult:
     raise RuntimeError("shard files unreadable")
 
 
+def exits(fixture: Fixture, evidence: Evidence) -> RuleResult:
+    raise SystemExit(2)
+
+
 @pytest.mark.parametrize(
     ("check", "failure"),
     [
@@ -155,6 +159,10 @@ def explode(fixture: Fixture, evidence: Evidence) -> RuleResult:
         (
             lambda f, e: {"passed": True},
             "plugin 'proof': rule 'answer_not_in_task' returned dict; expected a RuleResult",
+        ),
+        (  # not an Exception: it ended the scorer's process before
+            exits,
+            "plugin 'proof': rule 'answer_not_in_task' raised SystemExit(2)",
         ),
     ],
 )
@@ -175,6 +183,7 @@ def test_a_rule_check_that_raises_or_returns_the_wrong_type_fails_naming_the_plu
         ({"rules": []}, "returned dict {'rules': []}; expected a list of RubricRule or None"),
         (["coverage"], "returned str 'coverage' at [0]; expected a RubricRule"),
         (ValueError("no config"), "raised ValueError('no config')"),
+        (SystemExit("bye"), "raised SystemExit('bye')"),
         ([rule(name="two words")], "returned a rule with a bad name 'two words'"),
     ],
 )

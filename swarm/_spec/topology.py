@@ -17,6 +17,7 @@ import attrs
 
 from swarm._checks import number_problem, text_number_note, unknown_names, unknown_parameters
 from swarm._hooks.catalog import PluginCatalog, PluginKind, building_with
+from swarm._hooks.guard import guarded_call
 from swarm._spec.budget import Budget, budget_from
 from swarm._spec.files import bound_problem, parsed_topology_file
 from swarm._spec.roster import MemberSpec, checked_member, expand_roster
@@ -238,8 +239,8 @@ def check_plugin(
             f"{where}: {kind} {reg.name!r} does not take these parameters: {ex}"
         ) from None
     try:
-        with building_with(catalog):
-            built = reg.factory(**dict(spec.params))
+        with building_with(catalog):  # a factory's SystemExit is its fault too (Contained)
+            built = guarded_call(lambda: reg.factory(**dict(spec.params)), (), None)
     except ConfigError as ex:
         raise ConfigError(f"{where}: {ex}{_number_text(ex, spec.params)}") from None
     except Exception as ex:

@@ -213,7 +213,8 @@ def _check_plugin_rule(
 ) -> RuleResult:
     try:
         result = rule.check(fixture, evidence)
-    except Exception as ex:
+    except BaseException as ex:  # SystemExit too: a sync check cannot get the
+        # run's cancellation, so whatever it raises is the rule's fault, never the scorer's end
         return RuleResult(
             passed=False,
             failures=(f"plugin {plugin!r}: rule {rule.name!r} raised {ex!r}",),
