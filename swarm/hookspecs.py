@@ -22,6 +22,12 @@ A plugin is a module or an object with functions named like these hooks, marked 
 - **Observer** hooks call every implementation for its side effects.  One that raises is logged
   with its plugin's name and the run goes on.
 
+"Raises" means any exception, ``SystemExit``, ``KeyboardInterrupt`` and ``GeneratorExit``
+included: none of them leaves the run.  A run-time hook is also bounded by the time the sample
+has left before its time or working limit (at least a second, on a POSIX system's main
+thread): one that has not returned by then is interrupted, its plugin dropped from the run, and
+it counts as raising.  Keep hooks quick and pure; slow work belongs in a tool.
+
 Per-run objects (the controller, the channels, observers) are registered on a small plugin
 manager built for that run only, so concurrent samples never see each other's plugins.
 """
