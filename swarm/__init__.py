@@ -5,7 +5,7 @@ The public API.  Built-in and third-party plugins import only from here.
 
 from __future__ import annotations
 
-from swarm._checks import shortened
+from swarm._checks import check_writable_directory, shortened
 from swarm._faces.agent import swarm
 from swarm._faces.bwrap import BwrapConfig
 from swarm._faces.worker import worker
@@ -150,6 +150,7 @@ __all__ = [
     "bridge_tools",
     "channel",
     "check_member_name",
+    "check_writable_directory",
     "member_sandbox",
     "controller",
     "current_bus",

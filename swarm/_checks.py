@@ -18,14 +18,17 @@ import difflib
 import inspect
 import math
 import re
+import tempfile
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 import attrs
 
-from swarm.errors import ConfigError
+from swarm.errors import ConfigError, UsageError
 
 __all__ = [
+    "check_writable_directory",
     "ECHO_LIMIT",
     "FieldError",
     "as_float",
@@ -228,3 +231,23 @@ def number_field(
             raise FieldError(record, attribute.name, problem)
 
     return check
+
+
+def check_writable_directory(directory: str, option: str, what: str = "write") -> None:
+    """Make ``directory`` if it is missing and check that a file can be written in it, so that a
+    command refuses a wrong ``option`` (``--log-dir``) before it runs anything: ``UsageError``
+    naming the option (``--log-dir: cannot write logs in DIR: Read-only file system``, with
+    ``what="write logs"``).  A remote directory (``s3://...``) is Inspect's to check."""
+    if "://" in directory:
+        return
+    path = Path(directory)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{option}: {directory} is a file, not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as error:
+        raise UsageError(
+            f"{option}: cannot {what} in {directory}: {error.strerror or error}"
+        ) from None

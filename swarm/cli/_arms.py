@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 import click
 import yaml
 
+from swarm._checks import check_writable_directory
 from swarm._inspect.private import PrerequisiteError
 from swarm._spec.files import bound_problem
 from swarm.errors import ConfigError, SwarmError, UsageError
@@ -52,25 +52,6 @@ def _ks(text: str) -> list[int]:
 def _at_least(value: int | None, least: int, option: str) -> None:
     if value is not None and value < least:
         raise UsageError(f"{option}: expected a whole number >= {least}, got {value}")
-
-
-def _writable_dir(directory: str, option: str) -> None:
-    """Make ``directory`` if it is missing and check that a file can be written in it, so that
-    a wrong ``option`` is refused before anything runs; a remote one (``s3://...``) is
-    Inspect's to check."""
-    if "://" in directory:
-        return
-    path = Path(directory)
-    if path.exists() and not path.is_dir():
-        raise UsageError(f"{option}: {directory} is a file, not a directory")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=path):
-            pass
-    except OSError as error:
-        raise UsageError(
-            f"{option}: cannot write in {directory}: {error.strerror or error}"
-        ) from None
 
 
 def _check_model(model: str, model_args: Mapping[str, Any]) -> None:
@@ -182,7 +163,7 @@ def arms(
     arm_tasks(experiment)
     if not no_run:
         _check_model(experiment.model, experiment.model_args)
-    _writable_dir(log_dir, "--log-dir")
+    check_writable_directory(log_dir, "--log-dir")
     # the Flow spec is optional: without inspect-flow the arms still run, unless it was asked
     # for (--flow-spec, --no-run), which is then refused with what to install
     wanted = flow_spec is not None or no_run
@@ -249,7 +230,7 @@ def compare(log_dir: str, output: str | None, scorer: str | None) -> None:
     if not table.rows:
         raise UsageError(f"{log_dir}: no arm logs (run `swarm arms` first)")
     out = output or log_dir
-    _writable_dir(out, "--output")
+    check_writable_directory(out, "--output")
     click.echo(table.to_text())
     try:
         page = write_comparison(table, out)

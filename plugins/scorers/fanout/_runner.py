@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import json
 import sys
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import click
 
-from swarm import ConfigError, UsageError
+from swarm import ConfigError, UsageError, check_writable_directory
 
 from ._demo import demo_model
 from ._fixture import load_fixture
@@ -137,26 +135,7 @@ def fanout_command(
     if problem is not None:
         raise UsageError(f"--timeout: {problem}")
     load_fixture(fixture)  # a refused fixture (ConfigError: status 1) leaves no --log-dir behind
-    _check_log_dir(log_dir)
+    check_writable_directory(log_dir, "--log-dir", "write logs")
     outcome = run_fanout(fixture, model, timeout, log_dir, sandbox, lead)
     click.echo(json.dumps(outcome, indent=2, default=str))
     sys.exit(0 if outcome["resolved"] else 1)
-
-
-def _check_log_dir(log_dir: str) -> None:
-    """Create ``log_dir`` if it is missing and check that a file can be written in it, so that
-    a wrong ``--log-dir`` is refused before the run; a remote one (``s3://...``) is Inspect's
-    to check."""
-    if "://" in log_dir:
-        return
-    path = Path(log_dir)
-    if path.exists() and not path.is_dir():
-        raise UsageError(f"--log-dir: {log_dir} is a file, not a directory")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=path):
-            pass
-    except OSError as error:
-        raise UsageError(
-            f"--log-dir: cannot write logs in {log_dir}: {error.strerror or error}"
-        ) from None
