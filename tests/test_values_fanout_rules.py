@@ -666,11 +666,24 @@ UNKNOWN_PROVIDER = "a provider this rubric does not know: its isolation is not v
         ),
         (
             reads_of("docker"),
-            {"provider": "docker", "isolated": False, "note": UNKNOWN_PROVIDER},
+            {
+                "provider": "docker",
+                "isolated": True,
+                "note": "each member's tools run in a Docker container of its own: its own "
+                "volume as /workspace, the staging container's image and network (the fan-out's "
+                "compose file: none), no other member's files, no host file; its reads are "
+                "recorded by a watcher in a container beside it that it cannot see, stop or "
+                "write to; it cannot protect what a member is told (its task, its messages) or "
+                "what the image holds",
+            },
+        ),
+        (
+            reads_of("podman"),
+            {"provider": "podman", "isolated": False, "note": UNKNOWN_PROVIDER},
         ),
         (reads_of(None), {"provider": None, "isolated": False, "note": UNKNOWN_PROVIDER}),
     ],
-    ids=["no reads record", "bwrap", "local", "docker", "no provider"],
+    ids=["no reads record", "bwrap", "local", "docker", "unknown provider", "no provider"],
 )
 def test_isolation_says_what_the_provider_isolates(
     reads: Reads | None, expected: dict[str, Any]

@@ -142,6 +142,14 @@ ISOLATION = {
         "directories, the fixture, the logs); reads outside the watched directories are not "
         "recorded",
     ),
+    "docker": (
+        True,
+        "each member's tools run in a Docker container of its own: its own volume as "
+        "/workspace, the staging container's image and network (the fan-out's compose file: "
+        "none), no other member's files, no host file; its reads are recorded by a watcher in a "
+        "container beside it that it cannot see, stop or write to; it cannot protect what a "
+        "member is told (its task, its messages) or what the image holds",
+    ),
 }
 
 
