@@ -67,9 +67,9 @@ def test_the_command_prints_json_and_exits_by_resolution(tmp_path: Path) -> None
         text=True,
         timeout=300,
     )
-    assert local.returncode == 0, local.stderr[-2000:]
+    assert local.returncode == 1, local.stderr[-2000:]  # not resolved: not isolated
     outcome = json.loads(local.stdout[local.stdout.index("{") :])
-    assert outcome["resolved"] is True  # it resolves, and says it was not isolated
+    assert (outcome["resolved"], outcome["unverified"]) == (False, True)
     assert (outcome["isolation"]["provider"], outcome["isolation"]["isolated"]) == ("local", False)
     bad = subprocess.run(
         [str(BIN / "swarm"), "fanout", "--fixture", "no-such-fixture"],

@@ -64,6 +64,7 @@ def test_an_empty_store_scores_and_fails_what_needs_records() -> None:
         "provenance": True,
         "proof_of_work": False,
         "resolved": False,
+        "unverified": False,
     }
     assert verdict.evidence.lead is None
     reasons = {f["reason"] for f in verdict.metadata()["rules"]["delegation"]["failures"]}

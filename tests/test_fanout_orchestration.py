@@ -24,7 +24,8 @@ def judged(run: Run, **options: Any) -> Verdict:
 
 
 def failing(verdict: Verdict) -> set[str]:
-    return {name for name, passed in verdict.value().items() if not passed} - {"resolved"}
+    value = verdict.value()
+    return {name for name, passed in value.items() if not passed} - {"resolved", "unverified"}
 
 
 def details(verdict: Verdict, rule: str) -> dict[str, Any]:

@@ -109,6 +109,7 @@ def test_a_required_plugin_rule_is_reported_and_counts_in_resolved(catalog: Plug
         "proof_of_work": False,
         "answer_not_in_task": False,
         "resolved": False,
+        "unverified": False,
     }
     judged = cheat.rule("answer_not_in_task")
     assert (judged.plugin, judged.required) == ("proof", True)

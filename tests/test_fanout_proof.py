@@ -50,7 +50,12 @@ def test_the_honest_fanout_resolves_in_bwrap_and_says_its_isolation() -> None:
     assert failing(sample) == set()
     assert score(sample).value["resolved"] is True
     isolation = score(sample).metadata["isolation"]
-    assert (isolation["provider"], isolation["isolated"]) == ("bwrap", True)
+    assert (isolation["provider"], isolation["isolated"], isolation["problems"]) == (
+        "bwrap",
+        True,
+        [],
+    )
+    assert score(sample).value["unverified"] is False
     assert sample.target == ""
     assert "expected" not in str(sample.metadata) and str(SHARDS[1].expected) not in str(
         sample.metadata
@@ -65,9 +70,17 @@ def test_the_honest_fanout_resolves_in_bwrap_and_says_its_isolation() -> None:
     assert sorted(first) == sorted((s.worker, f"shards/{s.file}", "read") for s in SHARDS)
 
 
-def test_the_honest_fanout_resolves_under_local_and_says_it_is_not_isolated() -> None:
+def test_the_honest_fanout_under_local_is_unverified_and_says_it_is_not_isolated() -> None:
+    """``inspect eval swarm/fanout -T sandbox=local`` said ``resolved`` in the value (so
+    ``resolved 1.0`` in the metrics) and ``resolved: yes`` in the explanation before."""
     sample = run_task(honest(), sandbox="local")
     assert failing(sample) == set()
+    value = score(sample).value
+    assert (value["resolved"], value["unverified"]) == (False, True)
+    assert score(sample).explanation.splitlines()[:2] == [
+        "unverified: every required rule passed, but the run was not isolated",
+        "not isolated: the provider local does not isolate",
+    ]
     isolation = score(sample).metadata["isolation"]
     assert (isolation["provider"], isolation["isolated"]) == ("local", False)
 
@@ -181,11 +194,22 @@ def test_under_local_a_child_that_reads_another_shard_fails() -> None:
     )
     sample = run_task(scripts, sandbox="local")
     assert failing(sample) == {"proof_of_work"}
-    [failure] = proof_failures(sample)
-    assert failure["reason"] == (
-        f"{SHARDS[0].worker}: the answer reached it from elsewhere: it read another shard's "
-        f"file (shards/{other.file})"
-    )
+    # the cheat fails its shard, and the shard it read fails too: its answer may have come from
+    # the cheat (every member's reads are checked)
+    assert proof_failures(sample) == [
+        {
+            "reason": f"{SHARDS[0].worker}: the answer reached it from elsewhere: it read "
+            f"another shard's file (shards/{other.file})",
+            "shard": SHARDS[0].file,
+            "member": SHARDS[0].worker,
+        },
+        {
+            "reason": f"shards/{other.file} was read by {SHARDS[0].worker}, not a child spawned "
+            "as its worker: the answer may have come from there",
+            "shard": other.file,
+            "member": SHARDS[0].worker,
+        },
+    ]
 
 
 def test_a_legitimate_retry_resolves() -> None:

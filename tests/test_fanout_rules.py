@@ -29,7 +29,8 @@ def judged(run: Run | dict[str, Any], **options: Any) -> Verdict:
 
 
 def failing(verdict: Verdict) -> set[str]:
-    return {name for name, passed in verdict.value().items() if not passed} - {"resolved"}
+    value = verdict.value()
+    return {name for name, passed in value.items() if not passed} - {"resolved", "unverified"}
 
 
 def failures(verdict: Verdict, rule: str) -> list[RuleFailure | str]:
@@ -53,6 +54,7 @@ def test_honest_run_resolves_with_every_rule() -> None:
         "provenance": True,
         "proof_of_work": True,
         "resolved": True,
+        "unverified": False,
     }
     assert details(verdict, "delegation")["verified_workers"] == {w: w for w in W}
     assert details(verdict, "dedup") == {

@@ -89,6 +89,7 @@ def test_scorer_resolves_an_honest_sample(evaluated: EvalLog) -> None:
         "provenance": True,
         "proof_of_work": True,
         "resolved": True,
+        "unverified": False,
     }
     assert score.answer == index_text(FIXTURE)
     assert score.explanation is not None
@@ -124,6 +125,7 @@ def test_scorer_resolves_an_honest_sample(evaluated: EvalLog) -> None:
         "note": "each member's tools run in its own bubblewrap sandbox: only its own files and "
         "/usr (read-only) are visible, no network, no host process; it cannot protect what a "
         "member is told (its task, its messages) or what /usr holds",
+        "problems": [],
     }
     [sample] = [s for s in evaluated.samples or [] if s.id == "honest"]
     judged = {key: sample.store.get(key) for key in STORE_KEYS}
@@ -183,6 +185,7 @@ UNSCORABLE = {
     "provenance": False,
     "proof_of_work": False,
     "resolved": False,
+    "unverified": False,
 }
 
 
@@ -198,6 +201,7 @@ def test_records_a_solver_of_ones_own_wrote_are_unscorable(evaluated: EvalLog) -
     assert score.metadata == {
         "fixture": "json-events",
         "resolved": False,
+        "unverified": False,
         "unscorable": why,
         "digests": {"fixture": manifest_digest(FIXTURE)},
     }
@@ -387,6 +391,7 @@ def test_a_fixture_rewritten_after_the_run_is_refused(
         "provenance": True,
         "proof_of_work": False,
         "resolved": False,
+        "unverified": False,
     }
 
 

@@ -75,7 +75,8 @@ def test_honest_replies_with_words_separators_and_corrections_resolve(log_dir: P
         "receipts": True,
         "provenance": True,
         "proof_of_work": True,
-        "resolved": True,
+        "resolved": False,  # under local: every rule passed, not isolated
+        "unverified": True,
     }
     sourced = metadata["rules"]["provenance"]["details"]["sourced"]
     assert sourced == {s.file: s.worker for s in S}
@@ -89,7 +90,7 @@ def test_a_right_number_followed_by_a_wrong_one_and_a_decimal_fail_provenance(
     _replies(scripts, S[2].worker, f"{S[2].expected}.5")
     value, metadata = _score(run_task(scripts, log_dir))
     failed = {k for k, v in value.items() if v is not True}
-    assert failed == {"provenance", "proof_of_work", "resolved"}
+    assert failed == {"provenance", "proof_of_work", "resolved", "unverified"}
     # proof of work: "N, or maybe N+1" replied N+1 and "N.5" no integer: neither replied N
     proof = metadata["rules"]["proof_of_work"]
     assert [f["shard"] for f in proof["failures"]] == [S[0].file, S[2].file]

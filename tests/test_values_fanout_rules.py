@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import pytest
 from fanout_records import LEAD, Run, honest
 
@@ -563,9 +564,11 @@ def test_proof_of_work_gives_each_shard_its_reason() -> None:
         ),
         RuleFailure(reason=f"no child was spawned as {W[4]}", shard=F[4]),
         RuleFailure(
-            reason=f"{W[5]} never read shards/{F[5]}; {W[5]}~2 never read shards/{F[5]}",
+            # its children never read it, and another shard's child did
+            reason=f"shards/{F[5]} was read by {W[3]}, not a child spawned as its worker: the "
+            "answer may have come from there",
             shard=F[5],
-            member=f"{W[5]}~2",
+            member=W[3],
         ),
     ]
     assert details == {"proved": [F[0], F[6], F[7]], "provider": "bwrap", "overflow": True}
@@ -629,6 +632,7 @@ def reads_of(provider: str | None) -> Reads:
 
 
 UNKNOWN_PROVIDER = "a provider this rubric does not know: its isolation is not vouched for"
+NO_SANDBOXES = "the members had no sandboxes of their own: nothing was isolated or watched"
 
 
 @pytest.mark.parametrize(
@@ -636,12 +640,7 @@ UNKNOWN_PROVIDER = "a provider this rubric does not know: its isolation is not v
     [
         (
             None,
-            {
-                "provider": None,
-                "isolated": False,
-                "note": "the members had no sandboxes of their own: nothing was isolated or "
-                "watched",
-            },
+            {"provider": None, "isolated": False, "note": NO_SANDBOXES, "problems": [NO_SANDBOXES]},
         ),
         (
             reads_of("bwrap"),
@@ -651,6 +650,7 @@ UNKNOWN_PROVIDER = "a provider this rubric does not know: its isolation is not v
                 "note": "each member's tools run in its own bubblewrap sandbox: only its own "
                 "files and /usr (read-only) are visible, no network, no host process; it cannot "
                 "protect what a member is told (its task, its messages) or what /usr holds",
+                "problems": [],
             },
         ),
         (
@@ -662,6 +662,7 @@ UNKNOWN_PROVIDER = "a provider this rubric does not know: its isolation is not v
                 "user in a directory of its own, and can read or change anything that user can "
                 "(other members' directories, the fixture, the logs); reads outside the watched "
                 "directories are not recorded",
+                "problems": ["the provider local does not isolate"],
             },
         ),
         (
@@ -675,20 +676,35 @@ UNKNOWN_PROVIDER = "a provider this rubric does not know: its isolation is not v
                 "recorded by a watcher in a container beside it that it cannot see, stop or "
                 "write to; it cannot protect what a member is told (its task, its messages) or "
                 "what the image holds",
+                "problems": [],
             },
         ),
         (
             reads_of("podman"),
-            {"provider": "podman", "isolated": False, "note": UNKNOWN_PROVIDER},
+            {
+                "provider": "podman",
+                "isolated": False,
+                "note": UNKNOWN_PROVIDER,
+                "problems": ["the provider podman does not isolate"],
+            },
         ),
-        (reads_of(None), {"provider": None, "isolated": False, "note": UNKNOWN_PROVIDER}),
+        (
+            reads_of(None),
+            {
+                "provider": None,
+                "isolated": False,
+                "note": UNKNOWN_PROVIDER,
+                "problems": ["the provider unknown does not isolate"],
+            },
+        ),
     ],
     ids=["no reads record", "bwrap", "local", "docker", "unknown provider", "no provider"],
 )
 def test_isolation_says_what_the_provider_isolates(
     reads: Reads | None, expected: dict[str, Any]
 ) -> None:
-    assert isolation(reads) == expected
+    evidence = attrs.evolve(read_evidence(honest(FIXTURE).store()), reads=reads)
+    assert isolation(FIXTURE, evidence) == expected
 
 
 # -- efficiency --------------------------------------------------------------------------------

@@ -224,6 +224,7 @@ def test_the_value_and_the_failed_rules_in_order() -> None:
         ("six", False),
         ("zeta", True),
         ("resolved", False),
+        ("unverified", False),
     ]
     assert verdict.failed == ("five", "six")
     assert [(r.name, r.required, r.plugin) for r in verdict.rules] == [
@@ -249,7 +250,16 @@ def test_the_value_and_the_failed_rules_in_order() -> None:
 def test_the_metadata_is_plain_json_of_every_rule_the_figures_and_the_records() -> None:
     verdict = judge_store(FIXTURE, skipping_store(), catalog=plugged())
     metadata = verdict.metadata()
-    assert list(metadata) == ["fixture", "lead", "resolved", "rules", "efficiency", "records"]
+    assert list(metadata) == [
+        "fixture",
+        "lead",
+        "resolved",
+        "unverified",
+        "isolation",
+        "rules",
+        "efficiency",
+        "records",
+    ]
     assert (metadata["fixture"], metadata["lead"], metadata["resolved"]) == (
         "json-events",
         LEAD,
@@ -391,7 +401,7 @@ def test_a_broken_plugin_rule_fails_naming_the_plugin(
     assert verdict.resolved is False
 
 
-@pytest.mark.parametrize("name", ["dedup", "efficiency"])
+@pytest.mark.parametrize("name", ["dedup", "efficiency", "unverified"])
 def test_a_plugin_rule_may_not_take_a_name_of_the_rubrics_own(name: str) -> None:
     found = catalog()
     found.pm.register(Rules(RubricRule(name=name, check=result(True))), name="shadow")
@@ -400,7 +410,7 @@ def test_a_plugin_rule_may_not_take_a_name_of_the_rubrics_own(name: str) -> None
     assert str(caught.value) == (
         f"Plugin 'shadow', hook 'swarm_rubric_rules': rule '{name}' has the name of one of the "
         "fanout rubric's own (coverage, dedup, delegation, efficiency, proof_of_work, "
-        "provenance, receipts, resolved)"
+        "provenance, receipts, resolved, unverified)"
     )
 
 
@@ -440,13 +450,14 @@ def test_the_scorer_refuses_a_rescore_fixture_that_is_not_true_or_false(flag: An
 def test_an_unscorable_score_is_false_for_every_rule_and_says_why() -> None:
     found = unscorable_score(FIXTURE, ["coverage", "x"], "no seal", {"fixture": "abc"})
     assert (found.value, found.answer, found.explanation, found.reason, found.metadata) == (
-        {"coverage": False, "x": False, "resolved": False},
+        {"coverage": False, "x": False, "resolved": False, "unverified": False},
         "",
         "unscorable: no seal",
         "scoring_failed",
         {
             "fixture": "json-events",
             "resolved": False,
+            "unverified": False,
             "unscorable": "no seal",
             "digests": {"fixture": "abc"},
         },
@@ -517,13 +528,17 @@ def test_a_rescore_of_unchanged_records_judges_them_again() -> None:
     store = honest(FIXTURE).store()
     now = records_digests(store)
     found = rescored(store, {"fixture": DIGEST, **now, "judged": "sealed by the kernel"})
-    assert found.value == {**dict.fromkeys([*OWN_RULES, "aa", "zz"], True), "resolved": True}
+    assert found.value == {
+        **dict.fromkeys([*OWN_RULES, "aa", "zz"], True),
+        "resolved": True,
+        "unverified": False,
+    }
     assert (found.metadata or {})["digests"] == {
         "fixture": DIGEST,
         **now,
         "judged": "the last score's records",
     }
-    assert (found.metadata or {})["isolation"] == isolation(read_evidence(store).reads)
+    assert (found.metadata or {})["isolation"] == isolation(FIXTURE, read_evidence(store))
 
 
 @pytest.mark.parametrize("flag", [True, "TRUE", "true"])
@@ -581,7 +596,7 @@ def test_a_rescore_no_earlier_score_vouches_for_is_unscorable_with_every_rule() 
     found = rescored(honest(FIXTURE).store(), None)
     why = "no earlier fan-out score of this sample recorded the digests of its records"
     assert list((found.value or {}).items()) == [  # type: ignore[union-attr]
-        *((name, False) for name in [*OWN_RULES, "aa", "zz", "resolved"])
+        *((name, False) for name in [*OWN_RULES, "aa", "zz", "resolved", "unverified"])
     ]
     assert (found.reason, found.explanation, found.metadata) == (
         "scoring_failed",
@@ -589,6 +604,7 @@ def test_a_rescore_no_earlier_score_vouches_for_is_unscorable_with_every_rule() 
         {
             "fixture": "json-events",
             "resolved": False,
+            "unverified": False,
             "unscorable": why,
             "digests": {"fixture": DIGEST},
         },
@@ -631,12 +647,13 @@ def test_in_a_sample_the_scorer_judges_the_records_the_kernel_sealed(
         "that is not a swarm, or records written by something else"
     )
     assert (unsealed.value, unsealed.reason, unsealed.explanation, unsealed.metadata) == (
-        {**dict.fromkeys(OWN_RULES, False), "resolved": False},
+        {**dict.fromkeys(OWN_RULES, False), "resolved": False, "unverified": False},
         "scoring_failed",
         f"unscorable: {why}",
         {
             "fixture": "json-events",
             "resolved": False,
+            "unverified": False,
             "unscorable": why,
             "digests": {"fixture": DIGEST},
         },

@@ -23,7 +23,7 @@ from swarm import RuleFailure, RuleResult
 
 from ._evidence import Evidence
 from ._fixture import Fixture, Shard
-from ._numbers import answer_integer, numbers, reply_integer
+from ._numbers import answer_integer, answer_reply, numbers, reply_integer, without_notices
 
 __all__ = ["artifact_bullets", "coverage", "provenance"]
 
@@ -98,30 +98,30 @@ def coverage(fixture: Fixture, evidence: Evidence) -> RuleResult:
 
 
 def _last_reply(evidence: Evidence, shard: Shard) -> tuple[str, str] | None:
-    """(member, text) of the last message that reached the lead from a child assigned to
-    ``shard`` (one spawned under the shard's worker name)."""
+    """(member, text) of the reply that carries the answer (``_numbers.answer_reply``: the last
+    one holding a number, a later sign-off with none left aside) among the messages that reached
+    the lead from children assigned to ``shard`` (spawned under the shard's worker name)."""
     assigned = {c.member for c in evidence.children if shard.worker in c.requested}
-    last = None
-    for message in evidence.messages:
-        if (
-            message.sender in assigned
-            and evidence.is_reply(message)
-            and evidence.reached_lead(message)
-        ):
-            last = message
+    reached = [
+        m
+        for m in evidence.messages
+        if m.sender in assigned and evidence.is_reply(m) and evidence.reached_lead(m)
+    ]
+    last = answer_reply(reached)
     return None if last is None else (last.sender, last.text.strip())
 
 
 def _no_integer(text: str) -> str:
-    if not numbers(text):
+    if not numbers(without_notices(text)):
         return " (no number in it)"
     return " (its last number is not an integer)"
 
 
 def provenance(fixture: Fixture, evidence: Evidence) -> RuleResult:
-    """Every bullet the artifact gives for a shard is the integer of the last reply that
-    reached the lead from a child spawned under that shard's worker name: the reply's last
-    number, an integer (``_numbers.reply_integer``), equals the bullet's integer.
+    """Every bullet the artifact gives for a shard is the integer of the reply that carried the
+    answer to the lead from a child spawned under that shard's worker name (the last such reply
+    holding a number: ``_numbers.answer_reply``): the reply's last number, an integer
+    (``_numbers.reply_integer``, notices left out), equals the bullet's integer.
 
     A shard with bullets but no such reply fails (the lead wrote an answer no child gave it),
     and so does one whose last reply holds no integer or whose bullet is not one; a shard with

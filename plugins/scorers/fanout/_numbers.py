@@ -23,13 +23,36 @@ or 16) and ``16, or maybe 17`` is 17.  An artifact's answer (``answer_integer``)
 whitespace, must be one integer and nothing else, not even punctuation: ``59,474`` and
 ``59474`` are 59474; ``59474.``, ``59474 records``, ``16.5`` and ``59 474`` with an ASCII space
 are not integers.
+
+Text the runtime adds is never a reply's number: a **notice** (``[Swarm notice] ...``, which
+rides at the end of a tool result, so a child that copies its tool output into its reply copies
+it too) is cut out first, from its prefix to the next blank line or the end of the text
+(``884`` then ``[Swarm notice] messages: 1 unread`` is 884).
+
+Of a child's replies, the one that **carries its answer** (``answer_reply``) is its last reply
+that holds a number: a later reply with no number (a sign-off, ``done.``) does not undo it; a
+later reply with a different number (a correction, or a wrong second answer) does.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from typing import Protocol, TypeVar
 
-__all__ = ["answer_integer", "numbers", "reply_integer"]
+__all__ = [
+    "NOTICE_PREFIX",
+    "answer_integer",
+    "answer_reply",
+    "numbers",
+    "reply_integer",
+    "without_notices",
+]
+
+NOTICE_PREFIX = "[Swarm notice] "
+"""How the runtime's notices start (``swarm.records.NOTICE_PREFIX``, which a plugin cannot
+import; a test keeps the two equal)."""
+_NOTICE = re.compile(re.escape(NOTICE_PREFIX) + r".*?(?=\n[ \t]*\n|\Z)", re.DOTALL)
 
 _JOINERS = "\u00a0\u202f\u2009"
 """Spaces that are thousands separators when a digit and three digits surround them."""
@@ -74,10 +97,34 @@ def numbers(text: str) -> list[int | None]:
     return [_integer(word) for word in _words(text) if _is_number(word)]
 
 
+def without_notices(text: str) -> str:
+    """``text`` with every notice the runtime added cut out (from ``[Swarm notice]`` to the
+    next blank line or the end)."""
+    return _NOTICE.sub(" ", text)
+
+
 def reply_integer(text: str) -> int | None:
-    """The integer a reply gives: its last number, when that is an integer."""
-    found = numbers(text)
+    """The integer a reply gives: its last number (notices left out), when that is an
+    integer."""
+    found = numbers(without_notices(text))
     return found[-1] if found else None
+
+
+class _Texted(Protocol):  # what answer_reply reads of a reply
+    @property
+    def text(self) -> str: ...
+
+
+M = TypeVar("M", bound=_Texted)
+
+
+def answer_reply(replies: Sequence[M]) -> M | None:
+    """The reply of ``replies`` (in the order they were sent) that carries the answer: the last
+    one holding a number (notices left out); else the last one; ``None`` for none."""
+    numbered = [m for m in replies if numbers(without_notices(m.text))]
+    if numbered:
+        return numbered[-1]
+    return replies[-1] if replies else None
 
 
 def answer_integer(text: str) -> int | None:

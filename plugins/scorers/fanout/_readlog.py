@@ -10,7 +10,11 @@ import attrs
 
 from ._records import READS_KEY, RecordReport
 
-__all__ = ["FileRead", "Reads", "parse_reads"]
+__all__ = ["READ_OPS", "FileRead", "Reads", "parse_reads"]
+
+READ_OPS = ("open", "read")
+"""The events that count as reading a file: an ``open`` too, since a file mapped into memory
+(``mmap``) and read there gives the kernel's open and no read event."""
 
 
 @attrs.frozen(kw_only=True)
@@ -36,16 +40,32 @@ class Reads:
     entries: tuple[FileRead, ...]
 
     def first_read(self, member: str, path: str) -> FileRead | None:
-        """``member``'s first read of ``path`` in its own sandbox."""
+        """``member``'s first read of ``path`` in its own sandbox (an ``open`` or a ``read``:
+        ``READ_OPS``)."""
         own = self.members.get(member, {}).get("sandbox")
         return next(
             (
                 e
                 for e in self.entries
-                if e.member == member and e.path == path and e.op == "read" and e.sandbox == own
+                if e.member == member and e.path == path and e.op in READ_OPS and e.sandbox == own
             ),
             None,
         )
+
+    def readers(self, path: str) -> tuple[str, ...]:
+        """Every member an ``open`` or ``read`` of ``path`` (in any environment) is credited
+        to, in the order of their first; events credited to no member (the runtime's own) are
+        left out."""
+        found: dict[str, None] = {}
+        for e in self.entries:
+            if e.path == path and e.op in READ_OPS and e.member:
+                found.setdefault(e.member, None)
+        return tuple(found)
+
+    @property
+    def overflow(self) -> bool:
+        """The kernel dropped file events: the record is incomplete."""
+        return any(e.op == "overflow" for e in self.entries)
 
 
 _FIELDS: dict[str, type | tuple[type, ...]] = {

@@ -2,7 +2,10 @@
 
 ``judge(fixture, evidence)`` runs the six required rules (coverage, delegation, dedup,
 receipts, provenance, proof_of_work), the informational efficiency report, and any rules plugins
-add through ``swarm_rubric_rules``; ``resolved`` is the conjunction of every required rule.  A
+add through ``swarm_rubric_rules``, and says whether the run was isolated (``_proof.isolation``:
+its actual sandboxes).  ``resolved`` is every required rule passed in an isolated run;
+``unverified`` is every required rule passed in a run that was not isolated (under ``local``, or
+with a shared sandbox): nothing kept a member from the answers, so it is never resolved.  A
 plugin rule whose ``check`` raises or returns the wrong type is reported as failed, naming the
 plugin.
 """
@@ -23,7 +26,7 @@ from ._efficiency import efficiency
 from ._evidence import Evidence, read_evidence
 from ._fixture import Fixture
 from ._orchestration import dedup, delegation, receipts
-from ._proof import proof_of_work
+from ._proof import isolation, proof_of_work
 from ._subagents import subagent_aliases
 
 __all__ = [
@@ -40,7 +43,7 @@ RUBRIC = "fanout"
 """The rubric's registered name, passed to ``swarm_rubric_rules``."""
 REQUIRED_RULES = ("coverage", "delegation", "dedup", "receipts", "provenance", "proof_of_work")
 """The rubric's own rules, in the order they are reported; all required."""
-_RESERVED = frozenset({*REQUIRED_RULES, "efficiency", "resolved"})
+_RESERVED = frozenset({*REQUIRED_RULES, "efficiency", "resolved", "unverified"})
 _LISTED = 5
 """Failures spelled out per rule in the explanation (the metadata has them all)."""
 
@@ -87,8 +90,11 @@ class Verdict:
         fixture: the fixture's name.
         rules: every judged rule, the rubric's own first, then plugins' (sorted by name).
         efficiency: the efficiency figures (informational).
-        resolved: every required rule passed.
+        resolved: every required rule passed, and the run was isolated.
         evidence: what was judged.
+        isolation: whether the run was isolated (``_proof.isolation``: ``provider``,
+            ``isolated``, ``note``, ``problems``).
+        unverified: every required rule passed, but the run was not isolated.
     """
 
     fixture: str
@@ -96,6 +102,8 @@ class Verdict:
     efficiency: RuleResult
     resolved: bool
     evidence: Evidence
+    isolation: Mapping[str, Any] = attrs.field(factory=dict)
+    unverified: bool = False
 
     def rule(self, name: str) -> JudgedRule:
         """The judged rule called ``name``; ``KeyError`` listing the rules when there is none."""
@@ -110,8 +118,10 @@ class Verdict:
         return tuple(r.name for r in self.rules if not r.passed)
 
     def value(self) -> dict[str, bool]:
-        """Every rule's verdict, then ``resolved``: the value of the Inspect ``Score``."""
-        return {**{r.name: r.passed for r in self.rules}, "resolved": self.resolved}
+        """Every rule's verdict, then ``resolved`` and ``unverified``: the value of the Inspect
+        ``Score``."""
+        rules = {r.name: r.passed for r in self.rules}
+        return {**rules, "resolved": self.resolved, "unverified": self.unverified}
 
     def metadata(self) -> dict[str, Any]:
         """Plain JSON: each rule's failures and details, the efficiency figures, and how each
@@ -121,6 +131,8 @@ class Verdict:
                 "fixture": self.fixture,
                 "lead": self.evidence.lead,
                 "resolved": self.resolved,
+                "unverified": self.unverified,
+                "isolation": dict(self.isolation),
                 "rules": {
                     r.name: {
                         "passed": r.passed,
@@ -148,11 +160,15 @@ class Verdict:
     def explanation(self) -> str:
         """A summary for a person: the verdict, each rule and why it failed, the figures."""
         failed_required = [r.name for r in self.rules if r.required and not r.passed]
-        lines = [
-            "resolved: yes"
-            if self.resolved
-            else f"resolved: no (failed: {', '.join(failed_required)})"
-        ]
+        if self.resolved:
+            lines = ["resolved: yes"]
+        elif self.unverified:
+            lines = ["unverified: every required rule passed, but the run was not isolated"]
+        else:
+            lines = [f"resolved: no (failed: {', '.join(failed_required)})"]
+        problems = self.isolation.get("problems") or ()
+        if not self.isolation.get("isolated", False):
+            lines.append(f"not isolated: {'; '.join(problems) or 'unknown'}")
         for rule in self.rules:
             tag = "" if rule.required else " (not required)"
             lines.append(f"{rule.name}{tag}: {'pass' if rule.passed else 'FAIL'}")
@@ -194,7 +210,7 @@ def plugin_rules(
 
     Raises:
         PluginError: a plugin failed ``swarm_rubric_rules``, or named a rule like one of the
-            rubric's own (or ``efficiency``, ``resolved``).
+            rubric's own (or ``efficiency``, ``resolved``, ``unverified``).
     """
     found = (catalog or plugin_catalog()).rubric_rules(rubric)
     for plugin, rule in found:
@@ -260,12 +276,16 @@ def judge(
         rules.append(
             JudgedRule(name=rule.name, required=rule.required, result=result, plugin=plugin)
         )
+    passed = all(r.passed for r in rules if r.required)
+    isolated = isolation(fixture, evidence)
     return Verdict(
         fixture=fixture.name,
         rules=tuple(rules),
         efficiency=efficiency(fixture, evidence),
-        resolved=all(r.passed for r in rules if r.required),
+        resolved=passed and isolated["isolated"] is True,
         evidence=evidence,
+        isolation=isolated,
+        unverified=passed and isolated["isolated"] is not True,
     )
 
 

@@ -4,9 +4,11 @@
 ones the swarm's kernel wrote and sealed, and the artifact it reads from the sandbox itself
 (never one already in the store); when ``inspect score`` re-scores a log, the stored ones, once
 their digests match the ones the sample's last score recorded (``_digests``).  Its ``Score``
-holds every rule's verdict and ``resolved`` in ``value``, the artifact in ``answer``, a summary
-in ``explanation``, and each rule's failures and details, the efficiency figures, how each
-record read and the digests in ``metadata``.  Its metric is the mean of each of those values.
+holds every rule's verdict, ``resolved`` and ``unverified`` in ``value`` (a run that was not
+isolated is never resolved: ``unverified`` when every rule passed), the artifact in ``answer``,
+a summary in ``explanation``, and each rule's failures and details, the efficiency figures, the
+isolation, how each record read and the digests in ``metadata``.  Its metric is the mean of
+each of those values.
 
 A sample whose records the kernel did not write (or that changed since) is **unscorable**:
 every value false, ``reason`` ``"scoring_failed"``, ``metadata["unscorable"]`` saying why; it
@@ -31,7 +33,6 @@ from ._digests import (
 )
 from ._evidence import read_evidence
 from ._fixture import Fixture, load_fixture
-from ._proof import isolation
 from ._records import ARTIFACT_KEY, JUDGED_KEYS
 from ._rubric import REQUIRED_RULES, Verdict, judge, plugin_rules
 from ._subagents import subagent_aliases
@@ -69,16 +70,17 @@ def verdict_score(verdict: Verdict, digests: dict[str, Any] | None = None) -> Sc
 def unscorable_score(
     fixture: Fixture, rules: list[str], why: str, digests: dict[str, Any]
 ) -> Score:
-    """The score of a sample the rubric will not judge: every rule (``rules``) and
-    ``resolved`` false, ``reason`` ``scoring_failed``, and why in the metadata."""
+    """The score of a sample the rubric will not judge: every rule (``rules``), ``resolved``
+    and ``unverified`` false, ``reason`` ``scoring_failed``, and why in the metadata."""
     return Score(
-        value={**dict.fromkeys(rules, False), "resolved": False},
+        value={**dict.fromkeys(rules, False), "resolved": False, "unverified": False},
         answer="",
         explanation=f"unscorable: {why}",
         reason="scoring_failed",
         metadata={
             "fixture": fixture.name,
             "resolved": False,
+            "unverified": False,
             "unscorable": why,
             "digests": digests,
         },
@@ -166,9 +168,7 @@ def fanout_rubric_scorer(
             digests |= _rescore_digests(state, loaded, store, earlier, fixture_digest, on_purpose)
         evidence = read_evidence(store, aliases=subagent_aliases(loaded))
         verdict = judge(loaded, evidence, spawn_factor=factor, extra=extra)
-        scored = verdict_score(verdict, digests)
-        scored.metadata = {**(scored.metadata or {}), "isolation": isolation(evidence.reads)}
-        return scored
+        return verdict_score(verdict, digests)
 
     return score
 
