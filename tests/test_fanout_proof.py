@@ -250,10 +250,10 @@ def test_the_task_refuses_an_unknown_sandbox() -> None:
     from swarm import ConfigError
 
     with pytest.raises(ConfigError) as info:
-        fanout(sandbox="docker")
+        fanout(sandbox="podman")
     assert str(info.value) == (
-        "fanout.sandbox: expected one of bwrap, local (bwrap isolates each member; local does "
-        "not), got 'docker'"
+        "fanout.sandbox: expected one of bwrap, docker, local (bwrap and docker isolate each "
+        "member; local does not), got 'podman'"
     )
 
 

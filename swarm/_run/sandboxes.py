@@ -23,10 +23,10 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar, Token
 from pathlib import Path
-from typing import Any, Literal, overload
+from typing import Any
 
 import anyio
-from inspect_ai.util import ExecResult, SandboxEnvironment, registry_info, store
+from inspect_ai.util import SandboxEnvironment, registry_info, store
 
 from swarm._inspect.private import (
     sample_sandboxes,
@@ -36,8 +36,10 @@ from swarm._inspect.private import (
 )
 from swarm._report.reads import ReadEntry, ReadsTaken
 from swarm._run.bridging import check_sandbox_bridges
+from swarm._run.docker_members import ContainerWatch, DockerMembers
 from swarm._run.inotify import Inotify, inotify_available
 from swarm._run.members import RunMember
+from swarm._run.watched_sandbox import WatchedSandbox
 from swarm._spec.roster import MEMBER_FIELD, MemberSpec
 from swarm._spec.sandboxes import Sandboxes, base_name
 from swarm.errors import ConfigError
@@ -102,6 +104,9 @@ class MemberSandboxes:
         self._busy: dict[str, int] = {}
         self._entries: list[ReadEntry] = []
         self._watch: Inotify | None = None
+        self._docker: DockerMembers | None = None
+        self._watchers: dict[str, ContainerWatch] = {}  # group -> its container's watcher
+        self._unwatched: set[str] = set()  # environments whose file events nobody sees
         self._named = False
         self._roster: frozenset[str] = frozenset()
         self._token: Token[MemberSandboxes | None] | None = None
@@ -133,6 +138,8 @@ class MemberSandboxes:
         self._default = self._staging[default]
         self._provider = type(sandbox_unproxied(self._default))
         self._watch = Inotify() if inotify_available() else None
+        if self.config.per_member and self.provider == "docker":
+            self._docker = DockerMembers(self._provider, self._default)
         staging = host_directory(self._default)
         if self.config.per_member and staging is not None and self._watch is not None:
             self._roots[str(staging)] = STAGING  # reachable under local only
@@ -180,7 +187,9 @@ class MemberSandboxes:
             if env is None:  # a roster member's was checked when the run began, a child's
                 raise ConfigError(f"sandbox: {self.problem(environment, repr(member))}")
             root = host_directory(env)
-            if root is not None and self._watch is not None and str(root) not in self._roots:
+            if root is None or self._watch is None:
+                self._unwatched.add(environment)  # e.g. a compose file's service
+            elif str(root) not in self._roots:
                 self._roots[str(root)] = environment
                 self._watch.watch(root)
             self._use(member, environment, env, ())
@@ -218,13 +227,14 @@ class MemberSandboxes:
                     self._drop_own_read(path)  # no await since the read: its events are queued
                     await env.write_file(path, data)
                 self._discard(group)
+                await self._settle_group(group, None, keep=False)  # the copy is no one's read
         return env
 
     def _use(self, member: str, name: str, env: Any, files: Sequence[str]) -> None:
         """Make ``env`` (called ``name`` in the reads record) the calling task's only sandbox,
         its calls watched."""
         self._members[member] = {"sandbox": name, "files": list(files)}
-        use_sandbox(_Watched(env, self, member))
+        use_sandbox(WatchedSandbox(env, self, member))
 
     async def enter_subagent(self, name: str, files_of: str) -> bool:
         """Give the subagent run ``name`` (``<member>/AGENT-N``) its own environment inside the
@@ -239,8 +249,16 @@ class MemberSandboxes:
 
     async def _create(self, group: str) -> Any:
         assert self._staging is not None
-        made = await self._provider.sample_init("swarm", None, {})
-        inner = made.get("default", next(iter(made.values())))
+        if self._docker is not None:  # its own container, and the watcher beside it
+            inner, watch = await self._docker.create()
+            if watch is None:
+                self._unwatched.add(group)
+            else:
+                self._watchers[group] = watch
+                self._roots[_container_root(group)] = group
+        else:
+            made = await self._provider.sample_init("swarm", None, {})
+            inner = made.get("default", next(iter(made.values())))
         env = sandbox_proxy(inner)
         self._staging[f"{ENV_PREFIX}{group}"] = env  # cleaned up with the sample's own
         self._envs[group] = env
@@ -248,7 +266,36 @@ class MemberSandboxes:
         if root is not None and self._watch is not None:
             self._roots[str(root)] = group
             self._watch.watch(root)
+        elif self._docker is None:
+            self._unwatched.add(group)  # no directory of the host to watch
         return env
+
+    async def settle(self, member: str) -> None:
+        """A call of ``member``'s tools ended: record the file events queued now (its
+        container's watcher's first, when it has one)."""
+        group = self._members.get(member, {}).get("sandbox")
+        if group is not None:
+            await self._settle_group(str(group), member, keep=True)
+        self.collect(member)
+
+    async def _settle_group(self, group: str, member: str | None, *, keep: bool) -> None:
+        """Ask ``group``'s container watcher for the events queued until now; record them as
+        ``member``'s (``keep``) or drop them (the runtime's own copy).  A watcher that does
+        not answer leaves the environment unwatched."""
+        watch = self._watchers.get(group)
+        if watch is None:
+            return
+        with anyio.CancelScope(shield=True):  # also when the call was cancelled
+            try:
+                events = await watch.sync(_container_root(group))
+            except OSError as ex:
+                logger.warning("swarm: sandbox %r is no longer watched: %s", group, ex)
+                self._unwatched.add(group)
+                del self._watchers[group]
+                return
+        if keep:
+            for event in events:
+                self._record(event.root, event.path, event.op, member)
 
     def _drop_own_read(self, path: str) -> None:
         """Drop the events of the runtime's own read of ``path`` in the staging area (and
@@ -306,6 +353,8 @@ class MemberSandboxes:
         self.collect(None)
         if self._watch is not None:
             self._watch.close()
+        for watch in self._watchers.values():
+            watch.stop()  # sync here; the process ends with its stream
         if self._token is not None:
             try:
                 sandboxes_context.reset(self._token)
@@ -313,79 +362,15 @@ class MemberSandboxes:
                 pass
         return ReadsTaken(
             provider=self.provider,
-            watched=self._watch is not None,
+            watched=(self._watch is not None or self._docker is not None) and not self._unwatched,
             members=dict(self._members),
             entries=tuple(self._entries),
         )
 
 
-class _Watched(SandboxEnvironment):
-    """A member's environment as its tools see it: every call bracketed, so the runtime
-    collects the file events it caused as soon as it ends."""
-
-    def __init__(self, env: Any, owner: MemberSandboxes, member: str) -> None:
-        super().__init__()
-        self._env = env
-        self._owner = owner
-        self._member = member
-
-    async def exec(
-        self,
-        cmd: list[str],
-        input: str | bytes | None = None,
-        cwd: str | None = None,
-        env: dict[str, str] | None = None,
-        user: str | None = None,
-        timeout: int | None = None,
-        timeout_retry: bool = True,
-        concurrency: bool = True,
-    ) -> ExecResult[str]:
-        self._owner.busy(self._member, 1)
-        try:
-            result: ExecResult[str] = await self._env.exec(
-                cmd, input, cwd, env, user, timeout, timeout_retry, concurrency
-            )
-            return result
-        finally:
-            self._owner.collect(self._member)
-            self._owner.busy(self._member, -1)
-
-    async def write_file(self, file: str, contents: str | bytes) -> None:
-        self._owner.busy(self._member, 1)
-        try:
-            await self._env.write_file(file, contents)
-        finally:
-            self._owner.collect(self._member)
-            self._owner.busy(self._member, -1)
-
-    @overload
-    async def read_file(self, file: str, text: Literal[True] = True) -> str: ...
-
-    @overload
-    async def read_file(self, file: str, text: Literal[False]) -> bytes: ...
-
-    async def read_file(self, file: str, text: bool = True) -> str | bytes:
-        self._owner.busy(self._member, 1)
-        try:
-            data: str | bytes = await self._env.read_file(file, text)
-            return data
-        finally:
-            self._owner.collect(self._member)
-            self._owner.busy(self._member, -1)
-
-    @classmethod
-    async def sample_cleanup(
-        cls,
-        task_name: str,
-        config: Any,
-        environments: dict[str, SandboxEnvironment],
-        interrupted: bool,
-    ) -> None:
-        return None  # the environment inside is cleaned up with the sample's own
-
-    def default_polling_interval(self) -> float:
-        polling: float = self._env.default_polling_interval()
-        return polling
+def _container_root(group: str) -> str:
+    """The root of ``group``'s container watcher's events (no host path is one)."""
+    return f"docker:{group}"
 
 
 sandboxes_context: ContextVar[MemberSandboxes | None] = ContextVar("swarm_sandboxes", default=None)

@@ -41,7 +41,8 @@ def run_fanout(
     lead: str = "worker",
 ) -> dict[str, Any]:
     """Run the eval once; the outcome the command prints.  ``sandbox`` is the task's provider:
-    ``bwrap`` (a sandbox of its own per member, isolated) or ``local`` (not isolated); ``lead``
+    ``bwrap`` or ``docker`` (a sandbox of its own per member, isolated) or ``local`` (not
+    isolated); ``lead``
     the task's lead (``worker``: the spawning tools; ``deepagent``: background subagents).
 
     Raises:
@@ -103,10 +104,11 @@ def run_fanout(
 @click.option("--log-dir", default="logs", show_default=True, help="Where the log goes.")
 @click.option(
     "--sandbox",
-    type=click.Choice(["bwrap", "local"]),
+    type=click.Choice(["bwrap", "docker", "local"]),
     default="bwrap",
     show_default=True,
-    help="bwrap: a sandbox of its own per member (Linux); local: not isolated.",
+    help="bwrap: a sandbox of its own per member (Linux); docker: a container of its own per "
+    "member (needs a Docker engine); local: not isolated.",
 )
 @click.option(
     "--lead",
@@ -129,6 +131,7 @@ def fanout_command(
       swarm fanout --fixture json-events
       swarm fanout --fixture path/to/fixture --model openai/gpt-4o --timeout 1800
       swarm fanout --fixture json-events --sandbox local
+      swarm fanout --fixture json-events --sandbox docker
       swarm fanout --fixture json-events --lead deepagent
     """
     problem = timeout_problem(timeout)

@@ -2,6 +2,7 @@
 
     inspect eval swarm/fanout -T fixture=json-events --model openai/gpt-4o
     inspect eval swarm/fanout -T fixture=json-events -T sandbox=local ...   # not isolating
+    inspect eval swarm/fanout -T fixture=json-events -T sandbox=docker ...  # a container each
     inspect eval swarm/fanout -T demo=true --model swarm/scripted         # keyless demonstration
 
 The fixture's shards are the sample's files, in its default sandbox environment under
@@ -24,6 +25,7 @@ model's run is the demonstration's.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from inspect_ai import Task, task
@@ -37,6 +39,7 @@ from ._scorer import fanout_rubric
 from ._subagents import subagent_aliases, subagent_type
 
 __all__ = [
+    "DOCKER_COMPOSE",
     "FANOUT_LEADS",
     "FANOUT_SANDBOXES",
     "FANOUT_TOOLS",
@@ -44,6 +47,7 @@ __all__ = [
     "fanout_deepagent_topology",
     "fanout_sample",
     "fanout_topology",
+    "sandbox_spec",
 ]
 
 FANOUT_TOOLS = ("bash", "python")
@@ -62,9 +66,17 @@ DEEPAGENT_INSTRUCTIONS = (
     "spawn_child, wait_for_children and read_messages tools the task names are not yours; use "
     "agent and agent_wait instead."
 )
-FANOUT_SANDBOXES = ("bwrap", "local")
-"""The sandbox providers the task runs with: ``bwrap`` (the default: isolates every member) and
-``local`` (no isolation: every member can read the host as the evaluating user)."""
+FANOUT_SANDBOXES = ("bwrap", "docker", "local")
+"""The sandbox providers the task runs with: ``bwrap`` (the default: isolates every member),
+``docker`` (a container of its own per member, its reads watched from a container beside it)
+and ``local`` (no isolation: every member can read the host as the evaluating user)."""
+DOCKER_COMPOSE = Path(__file__).parent / "docker" / "compose.yaml"
+"""The fan-out's compose file (its image built from ``docker/Dockerfile``; no network)."""
+
+
+def sandbox_spec(provider: str) -> str | tuple[str, str]:
+    """The task's sandbox for ``provider``: ``docker`` with the shipped compose file."""
+    return ("docker", str(DOCKER_COMPOSE)) if provider == "docker" else provider
 
 
 def shard_files(fixture: Fixture) -> dict[str, list[str]]:
@@ -157,8 +169,8 @@ def fanout_sample(fixture: Fixture) -> Sample:
 def _sandbox(value: Any) -> str:
     if value not in FANOUT_SANDBOXES:
         raise ConfigError(
-            f"fanout.sandbox: expected one of {', '.join(FANOUT_SANDBOXES)} (bwrap isolates each "
-            f"member; local does not), got {value!r}"
+            f"fanout.sandbox: expected one of {', '.join(FANOUT_SANDBOXES)} (bwrap and docker "
+            f"isolate each member; local does not), got {value!r}"
         )
     return str(value)
 
@@ -208,8 +220,9 @@ def fanout(
     Args:
         fixture: a shipped fixture (``json-events``, ``csv-metrics``) or a fixture directory.
         spawn_factor: depth-1 spawns the rubric allows per shard (2: one retry each).
-        sandbox: the members' sandbox provider: ``bwrap`` (isolated per member, the default)
-            or ``local`` (per-member directories on the host, not isolating; the score's
+        sandbox: the members' sandbox provider: ``bwrap`` (isolated per member, the default),
+            ``docker`` (a container per member, from the shipped compose file: no network) or
+            ``local`` (per-member directories on the host, not isolating; the score's
             ``isolation`` says which).
         demo: run the keyless demonstration, as ``swarm fanout`` does without ``--model``:
             the task's model is ``swarm/scripted`` with scripts built from the fixture's
@@ -227,7 +240,7 @@ def fanout(
         dataset=[fanout_sample(loaded)],
         solver=topology(loaded),
         scorer=fanout_rubric(fixture=fixture, spawn_factor=spawn_factor),
-        sandbox=provider,
+        sandbox=sandbox_spec(provider),
         model=demo_model(loaded, kind) if scripted else None,
         name=f"fanout-{loaded.name}",
     )
