@@ -147,8 +147,8 @@ class Mode:
     """The tool each member calls k times; every one of those n·k calls must succeed."""
     check: Callable[[Any], str | None] | None = None
     """A mode's own check of the finished sample: why the run is not what it claims, or None."""
-    sandbox: str | None = None
-    """The task's sandbox provider (None: no sandbox)."""
+    sandbox: str | tuple[str, str] | None = None
+    """The task's sandbox provider, or provider and configuration file (None: no sandbox)."""
     files: Callable[[int], Mapping[str, str]] | None = None
     """The sample's files at n (None: none)."""
     time_limit: float | None = None

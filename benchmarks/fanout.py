@@ -24,6 +24,8 @@ from common import (
     preamble,
 )
 
+from swarm.plugins.scorers.fanout._task import DOCKER_COMPOSE
+
 LEAD = "lead"
 
 
@@ -214,8 +216,13 @@ def build_floor_fanout(n: int, k: int) -> Any:
     return build_floor_worker_group([LEAD, *(_child(i) for i in range(1, n + 1))])
 
 
-def sandboxed_mode(description: str, *, per_member: bool) -> Mode:
-    """F(n, k) with a bash call per child, in one local sandbox or a bwrap sandbox each."""
+def sandboxed_mode(description: str, *, per_member: bool, provider: str = "bwrap") -> Mode:
+    """F(n, k) with a bash call per child, in one local sandbox or a sandbox each of
+    ``provider`` (``bwrap``; ``docker``: the fan-out eval's compose file, a container and a
+    watcher container per member)."""
+    sandbox: Any = "local"
+    if per_member:
+        sandbox = ("docker", str(DOCKER_COMPOSE)) if provider == "docker" else provider
     return Mode(
         description=description,
         build=build_sandboxed_fanout(per_member=per_member),
@@ -223,7 +230,7 @@ def sandboxed_mode(description: str, *, per_member: bool) -> Mode:
         calls=lambda n, k: (n + 2) + n * (k + 3),
         tool_calls=lambda n, k: n * k,
         submitted=lambda n: n + 1,
-        sandbox="bwrap" if per_member else "local",
+        sandbox=sandbox,
         files=part_files,
         tags=("sandbox",),
     )
@@ -278,5 +285,12 @@ FANOUT_MODES: dict[str, Mode] = {
         "the same as fanout-local, every member in its own bwrap sandbox (sandboxes.per_member; "
         "child c-i receives only its part file), reads recorded",
         per_member=True,
+    ),
+    "fanout-docker": sandboxed_mode(
+        "the same as fanout-bwrap, every member in a Docker container of its own with a watcher "
+        "container beside it (the fan-out eval's compose file: no network), reads recorded; "
+        "needs a Docker engine",
+        per_member=True,
+        provider="docker",
     ),
 }

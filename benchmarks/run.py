@@ -235,7 +235,11 @@ PAIRED = {
 """The extra ratios printed under the table (those whose two modes both ran)."""
 
 
-PER_CHILD = (("fanout", "floor-fanout"), ("fanout-bwrap", "fanout-local"))
+PER_CHILD = (
+    ("fanout", "floor-fanout"),
+    ("fanout-bwrap", "fanout-local"),
+    ("fanout-docker", "fanout-local"),
+)
 """The pairs whose difference per child is reported: a spawn and a reply; an own sandbox."""
 
 
