@@ -3,15 +3,15 @@ whose command made them: members take turns in a shared environment (``swarm._ru
 
 Without turns, an event in a shared directory went to whichever member's call ended first: a
 child that read its shard at once and then worked on had its read credited to a sibling whose
-call ended sooner, so an honest run failed proof_of_work.  The end-to-end tests hook the turns
-up the way ``MemberSandboxes._use`` is to (``taking_turns`` around each member's watched
+call ended sooner, so an honest run failed proof_of_work.  The end-to-end tests run with the
+turns as ``MemberSandboxes._use`` hooks them up (``taking_turns`` around each member's watched
 environment), and check that the run with the turns off fails.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -19,8 +19,7 @@ import anyio
 import pytest
 from inspect_ai.log import EvalSample
 
-import swarm._run.sandboxes as member_sandboxes
-from swarm._run.turns import RUNTIME, TakingTurns, Turns, taking_turns, turns_for
+from swarm._run.turns import RUNTIME, Turns, turns_for
 from swarm.plugins.scorers.fanout import fanout_topology, honest_scripts, load_fixture
 from swarm.plugins.scorers.fanout._task import shard_files
 from tests.fanout_records import run_fixture_task, score
@@ -131,17 +130,6 @@ def _run_shared() -> EvalSample:
     return run_fixture_task(fanout_topology(FIXTURE, sandboxes=sandboxes), _racing_scripts())
 
 
-def _hooked(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """``use_sandbox`` with the hook-up ``MemberSandboxes._use`` is to have."""
-
-    def use(watched: Any) -> Any:
-        if isinstance(watched, TakingTurns):  # sandboxes.py hooks them up itself
-            return original(watched)
-        return original(taking_turns(watched, watched._env, watched._member))
-
-    return use
-
-
 def _reads(sample: EvalSample) -> set[tuple[str, str]]:
     entries = sample.store["inspect_swarm:reads"]["entries"]
     return {
@@ -151,10 +139,7 @@ def _reads(sample: EvalSample) -> set[tuple[str, str]]:
     }
 
 
-def test_shared_sandbox_reads_go_to_the_member_whose_command_made_them(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(member_sandboxes, "use_sandbox", _hooked(member_sandboxes.use_sandbox))
+def test_shared_sandbox_reads_go_to_the_member_whose_command_made_them() -> None:
     sample = _run_shared()
     assert _reads(sample) == {(s.worker, f"shards/{s.file}") for s in SHARDS}
     found = score(sample)

@@ -39,6 +39,7 @@ from swarm._run.bridging import check_sandbox_bridges
 from swarm._run.docker_members import ContainerWatch, DockerMembers
 from swarm._run.inotify import Inotify, inotify_available
 from swarm._run.members import RunMember
+from swarm._run.turns import RUNTIME, taking_turns, turns_for
 from swarm._run.watched_sandbox import WatchedSandbox
 from swarm._spec.roster import MEMBER_FIELD, MemberSpec
 from swarm._spec.sandboxes import Sandboxes, base_name
@@ -220,21 +221,24 @@ class MemberSandboxes:
             if env is None:
                 env = await self._create(group)
             if fresh or into_existing:
-                self.collect(None)
-                staging = sandbox_unproxied(self._default)
-                for path in files:
-                    data = await staging.read_file(path, text=False)
-                    self._drop_own_read(path)  # no await since the read: its events are queued
-                    await env.write_file(path, data)
-                self._discard(group)
-                await self._settle_group(group, None, keep=False)  # the copy is no one's read
+                # in the runtime's own turn: no member of a share group runs a call while the
+                # copy's events are discarded, so none of theirs is discarded with them
+                async with turns_for(env).turn(RUNTIME):
+                    self.collect(None)
+                    staging = sandbox_unproxied(self._default)
+                    for path in files:
+                        data = await staging.read_file(path, text=False)
+                        self._drop_own_read(path)  # no await since the read: events queued
+                        await env.write_file(path, data)
+                    self._discard(group)
+                    await self._settle_group(group, None, keep=False)  # no one's read
         return env
 
     def _use(self, member: str, name: str, env: Any, files: Sequence[str]) -> None:
         """Make ``env`` (called ``name`` in the reads record) the calling task's only sandbox,
         its calls watched."""
         self._members[member] = {"sandbox": name, "files": list(files)}
-        use_sandbox(WatchedSandbox(env, self, member))
+        use_sandbox(taking_turns(WatchedSandbox(env, self, member), env, member))
 
     async def enter_subagent(self, name: str, files_of: str) -> bool:
         """Give the subagent run ``name`` (``<member>/AGENT-N``) its own environment inside the
