@@ -283,6 +283,11 @@ class Seen(_Record):
 
     time: float = Field(description="Seconds since the swarm started.")
     via: Literal["read", "notice", "wait"] = Field(description="How it got there.")
+    call: int | None = Field(
+        default=None,
+        description="The number of the recipient's model call that carried it (its first is "
+        "1); null in a log written before calls were counted.",
+    )
 
 
 class MessageLogEntry(_Record):
@@ -301,6 +306,11 @@ class MessageLogEntry(_Record):
     about: str | None = Field(description="A receipt's child.")
     status: str | None = Field(description="A receipt's child's status.")
     seen: Seen | None = Field(description="When it reached the recipient, if it did.")
+    call: int | None = Field(
+        default=None,
+        description="A message: the number of the sender's model call whose tool sent it (its "
+        "first is 1); null for a receipt, and in a log written before calls were counted.",
+    )
 
 
 class MessageLog(_Record):

@@ -114,3 +114,23 @@ def test_a_result_no_call_holds_is_not_seen_and_stays_unseen() -> None:
     assert seen == []
     bus.sending("lead", [*conversation(5), ChatMessageTool(content="never sent")])
     assert seen == [1.5]
+
+
+def test_every_call_sent_is_counted_per_member_and_a_seen_callback_sees_its_number() -> None:
+    """``calls_sent`` counts each member's calls as they are sent, a call that carries nothing
+    new too (the early return), and is already that call's number in its ``seen`` callbacks."""
+    bus = make_bus()
+
+    class Numbers(list[float]):
+        def append(self, time: float) -> None:  # the call's number, not its time
+            super().append(bus.calls_sent("lead"))
+
+    numbers = Numbers()
+    assert bus.calls_sent("lead") == 0
+    bus.sending("lead", conversation(1))  # nothing to see
+    bus.sending("a", conversation(1))
+    shown(bus, "result 1", numbers)
+    bus.sending("lead", conversation(2))
+    bus.sending("lead", conversation(2))
+    assert (bus.calls_sent("lead"), bus.calls_sent("a"), bus.calls_sent("b")) == (3, 1, 0)
+    assert numbers == [2]

@@ -43,7 +43,7 @@ def assert_receipt_seen_by_its_notice(sample: EvalSample) -> None:
     """b's receipt was seen, via the notice, when the call that carried the notice was sent."""
     [receipt] = sample.store["inspect_swarm:messages"]["messages"]
     [notified] = comm_events(sample, "notified")
-    assert receipt["seen"] == {"time": notified["time"], "via": "notice"}
+    assert receipt["seen"] == {"time": notified["time"], "via": "notice", "call": 3}
 
 
 def lead_calls(sample: EvalSample) -> list[ModelEvent]:
@@ -105,7 +105,7 @@ def test_a_read_that_carries_a_notice_is_seen_with_it() -> None:
     [notified] = [e for e in comm_events(sample, "notified") if e["member"] == "lead"]
     assert notified["channel"] == "shared_memory"
     [reply_] = sample.store["inspect_swarm:messages"]["messages"]
-    assert reply_["seen"] == {"time": notified["time"], "via": "read"}
+    assert reply_["seen"] == {"time": notified["time"], "via": "read", "call": 3}
 
 
 def test_a_failed_result_carries_no_notice_a_user_message_does() -> None:

@@ -194,9 +194,9 @@ def seen_fields() -> Fields:
     entry = Entry(
         seq=1, time=0.0, kind="message", sender="a", recipient="b", relationship="child", text="x"
     )
-    Mailbox.seen([entry], 1.0, "read")
-    assert entry.seen is not None
-    return keyed_fields(entry.seen, set())
+    Mailbox.seen([entry], 1.0, "read", 2)
+    assert entry.seen == {"time": 1.0, "via": "read", "call": 2}
+    return keyed_fields(entry.seen, {"call"})  # null in a log written before calls were counted
 
 
 FEEDS: dict[str, tuple[Callable[[], Fields], type[BaseModel]]] = {

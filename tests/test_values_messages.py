@@ -90,6 +90,20 @@ def run(
 
 
 def log(sample: EvalSample) -> list[dict[str, Any]]:
+    """The message log without its model-call stamps (``call``, ``seen.call``: pinned apart,
+    ``calls``)."""
+    entries = []
+    for e in calls(sample):
+        seen = e["seen"]
+        entries.append(
+            {k: v for k, v in e.items() if k != "call"}
+            | {"seen": None if seen is None else {k: v for k, v in seen.items() if k != "call"}}
+        )
+    return entries
+
+
+def calls(sample: EvalSample) -> list[dict[str, Any]]:
+    """The message log as stored."""
     record = sample.store[MESSAGES_KEY]
     assert record["version"] == 1 and list(record) == ["version", "messages"]
     entries: list[dict[str, Any]] = record["messages"]
@@ -221,6 +235,15 @@ def test_a_chain_of_replies_receipts_notices_and_reads_pinned_by_value(log_dir: 
             about="a",
             status="errored",
         ),
+    ]
+    # the model-call stamps: g's message is its 2nd call's tool (after at(2.0)), a's its 6th;
+    # both reach the lead in its 7th call (the one after its read_messages, its 6th); the
+    # receipts (no model's call: null) in the notices of a's 3rd call and the lead's 3rd
+    assert [(e["call"], e["seen"]["call"]) for e in calls(sample)] == [
+        (2, 7),
+        (None, 3),
+        (6, 7),
+        (None, 3),
     ]
     # one notice each: a's shows g's receipt (seen then), the lead's names both messages
     # (senders sorted, never their text) and shows a's receipt; no later turn repeats them

@@ -105,7 +105,8 @@ class Entry:
     text: str
     about: str | None = None  # a receipt's child
     status: str | None = None  # a receipt's child's status
-    seen: dict[str, Any] | None = None  # {"time", "via"} once it reached the recipient
+    seen: dict[str, Any] | None = None  # {"time", "via", "call"} once it reached the recipient
+    call: int | None = None  # the sender's model call that asked for it (a message)
 
     @property
     def size(self) -> int:
@@ -126,6 +127,7 @@ class Entry:
             "about": self.about,
             "status": self.status,
             "seen": self.seen,
+            "call": self.call,
         }
 
 
@@ -149,8 +151,10 @@ class Mailbox:
         text: str,
         about: str | None = None,
         status: str | None = None,
+        call: int | None = None,
     ) -> Entry:
-        """Put one message in ``recipient``'s mailbox and the log."""
+        """Put one message in ``recipient``'s mailbox and the log (``call``: the number of the
+        sender's model call whose tool sent it)."""
         entry = Entry(
             seq=len(self.log) + 1,
             time=time,
@@ -161,6 +165,7 @@ class Mailbox:
             text=text,
             about=about,
             status=status,
+            call=call,
         )
         self.log.append(entry)
         self._unread.setdefault(recipient, []).append(entry)
@@ -180,11 +185,12 @@ class Mailbox:
         return taken
 
     @staticmethod
-    def seen(entries: Iterable[Entry], time: float, via: str) -> None:
-        """``entries`` reached the recipient's model at ``time`` (``via`` read or notice)."""
+    def seen(entries: Iterable[Entry], time: float, via: str, call: int | None) -> None:
+        """``entries`` reached the recipient's model at ``time`` (``via`` read or notice), in
+        its model call number ``call``."""
         for entry in entries:
             if entry.seen is None:
-                entry.seen = {"time": time, "via": via}
+                entry.seen = {"time": time, "via": via, "call": call}
 
     def to_notice(self, member: str) -> list[Entry]:
         """``member``'s unread messages no notice has named yet (each is named once)."""
@@ -192,12 +198,12 @@ class Mailbox:
         self._noticed.update(e.seq for e in fresh)
         return fresh
 
-    def noticed(self, entries: Iterable[Entry], time: float) -> None:
-        """Receipts whose sentence a notice showed, in a model call sent at ``time``: seen then
-        (``via`` notice), and read."""
+    def noticed(self, entries: Iterable[Entry], time: float, call: int | None) -> None:
+        """Receipts whose sentence a notice showed, in a model call sent at ``time`` (the
+        recipient's number ``call``): seen then (``via`` notice), and read."""
         for entry in entries:
             if entry.seen is None:
-                entry.seen = {"time": time, "via": "notice"}
+                entry.seen = {"time": time, "via": "notice", "call": call}
             unread = self._unread.get(entry.recipient, [])
             if entry in unread:
                 unread.remove(entry)

@@ -103,7 +103,7 @@ class Messages:
         parts.extend(e.text for e in receipts)
 
         def seen(time: float) -> None:  # the model call that carries the notice was sent
-            self.mailbox.noticed(receipts, time)
+            self.mailbox.noticed(receipts, time, _calls(member.name))
 
         return NoticeLine(channel=NAME, text=" ".join(parts), ids=_ids(fresh), seen=seen)
 
@@ -168,6 +168,7 @@ class Messages:
         sender = view.member(loop.member)
 
         limit = bus.output_limit()
+        call = bus.calls_sent(loop.member)  # the call whose tools send it
 
         def apply(record: Any) -> list[Entry]:
             recipients = self._recipients(view, sender, to)
@@ -189,6 +190,7 @@ class Messages:
                     recipient=r.name,
                     relationship=relationship(record.sender, sender.parent, r.name, r.parent),
                     text=text,
+                    call=call,
                 )
                 for r in recipients
             ]
@@ -248,10 +250,16 @@ class Messages:
         if not fits:  # Inspect cuts it: the model never sees it whole, so it is never seen
             return text
 
-        def seen(time: float) -> None:
-            self.mailbox.seen(taken, time, "read")
+        def seen(time: float) -> None:  # inside Bus.sending: the call that carries it
+            self.mailbox.seen(taken, time, "read", bus.calls_sent(loop.member))
 
         return bus.when_sent(text, seen)
+
+
+def _calls(member: str) -> int | None:
+    """``member``'s model calls sent so far (``None`` outside a swarm)."""
+    bus = current_bus()
+    return None if bus is None else bus.calls_sent(member)
 
 
 def _ids(entries: list[Entry]) -> tuple[dict[str, Any], ...]:

@@ -6,8 +6,10 @@ an agent's word).
 started, the clock of every other record: when the runtime collected the event, at the latest
 when the member's command ended), ``member``, ``sandbox`` (the environment the file is in: a
 member's own name or its ``share`` group's first name), ``path`` (relative to that
-environment's working directory) and ``op`` (``open``, ``read``, ``write``; ``overflow``: the
-kernel dropped events, so the record is incomplete).  ``members`` says for each member which
+environment's working directory), ``op`` (``open``, ``read``, ``write``; ``overflow``: the
+kernel dropped events, so the record is incomplete) and ``call``: how many of the member's model
+calls had been sent when the event was collected, so the number of the call whose tools made it
+(``None`` for an event of no member's).  ``members`` says for each member which
 environment it worked in and which sample files it received; ``provider`` is the sandbox
 provider; ``watched`` whether file events could be observed at all.
 """
@@ -32,6 +34,7 @@ class ReadEntry:
     sandbox: str
     path: str
     op: str
+    call: int | None = None
 
 
 @attrs.frozen(kw_only=True)

@@ -125,6 +125,7 @@ class Bus:
         # member -> notice id -> (what to do when it is sent, its text)
         self._unsent: dict[str, dict[str, tuple[Callable[[float], None], str]]] = {}
         self._changed: list[Callable[[Record], None]] = []
+        self._calls: dict[str, int] = {}  # member -> its model calls sent so far
         self.evidence = EvidenceLog(port.now)
 
     @property
@@ -336,6 +337,12 @@ class Bus:
         self._shown.setdefault(loop.member, {}).setdefault(text, []).append(seen)
         return text
 
+    def calls_sent(self, member: str) -> int:
+        """How many of ``member``'s model calls have been sent so far (0 before its first).
+        Inside a call's ``seen`` callbacks it is that call's number; while a call's tools run,
+        the number of the call that asked for them."""
+        return self._calls.get(member, 0)
+
     def sending(self, member: str, messages: Sequence[ChatMessage]) -> None:
         """``member``'s model call with input ``messages`` is being sent (it passed the run's
         refusal): the tool results (``when_sent``) and notices it holds are seen now.
@@ -344,7 +351,9 @@ class Bus:
         and its text); either way its message metadata names it.  What is still unseen was
         added since the member's last call, so the input is read from its end and only until
         nothing is left unseen: O(what is new) per call, not O(conversation).  Every match is
-        called with the same ``now``, so the order of reading changes nothing."""
+        called with the same ``now``, so the order of reading changes nothing.  The call is
+        counted first (``calls_sent``), so what it carries is seen in this call's number."""
+        self._calls[member] = self._calls.get(member, 0) + 1
         shown = self._shown.get(member)
         unsent = self._unsent.get(member)
         if not shown and not unsent:

@@ -100,7 +100,7 @@ class SwarmRun:
             self.accounts.add_member(m.name, m.entry.spec.limits)
         idle = getattr(self.controller, "idle_seconds", None)
         self.idle_seconds: float | None = None if idle is None else float(idle)
-        self.sandboxes = MemberSandboxes(spec.sandboxes, self.now)
+        self.sandboxes = MemberSandboxes(spec.sandboxes, self.now, self.bus.calls_sent)
         self.runner = MemberRunner(
             self,
             self.input_messages,

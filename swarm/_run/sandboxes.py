@@ -92,9 +92,15 @@ def host_directory(environment: Any) -> Path | None:
 class MemberSandboxes:
     """The run's member environments and the file events of their tools."""
 
-    def __init__(self, config: Sandboxes, clock: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        config: Sandboxes,
+        clock: Callable[[], float],
+        calls_of: Callable[[str], int] = lambda member: 0,
+    ) -> None:
         self.config = config
         self._clock = clock
+        self._calls_of = calls_of  # a member's model calls sent so far (``Bus.calls_sent``)
         self._staging: dict[str, Any] | None = None
         self._default: Any = None
         self._provider: Any = None
@@ -339,15 +345,14 @@ class MemberSandboxes:
             fallback = ended if ended is not None else owners[0] if owners else ""
             who = running[0] if running else fallback
         seq = len(self._entries)
-        entry = ReadEntry(seq=seq, time=self._clock(), member=who, sandbox=group, path=path, op=op)
+        call = self._calls_of(who) if who else None  # the call whose tools made the event
+        entry = ReadEntry(
+            seq=seq, time=self._clock(), member=who, sandbox=group, path=path, op=op, call=call
+        )
         last = self._entries[-1] if self._entries else None
-        if last is not None and (last.member, last.sandbox, last.path, last.op) == (
-            entry.member,
-            entry.sandbox,
-            entry.path,
-            entry.op,
-        ):
-            return  # one entry for a run of the same event (a file read in many chunks)
+        key = (entry.member, entry.sandbox, entry.path, entry.op, entry.call)
+        if last is not None and (last.member, last.sandbox, last.path, last.op, last.call) == key:
+            return  # one entry for a run of the same event in one call (a read in many chunks)
         self._entries.append(entry)
 
     def finish(self) -> ReadsTaken | None:
