@@ -36,7 +36,10 @@ RULES = ("coverage", "delegation", "dedup", "receipts", "provenance", "proof_of_
 
 
 def run_fixture_task(
-    solver: Any, scripts: dict[str, list[dict[str, Any]]], sandbox: str = "bwrap"
+    solver: Any,
+    scripts: dict[str, list[dict[str, Any]]],
+    sandbox: str = "bwrap",
+    model: str = "swarm/scripted",
 ) -> EvalSample:
     """The json-events fan-out task with ``solver`` on the scripted model following
     ``scripts``, scored by the rubric: its one sample."""
@@ -47,8 +50,8 @@ def run_fixture_task(
         scorer=fanout_rubric(fixture="json-events"),
         sandbox=sandbox,
     )
-    model = get_model("swarm/scripted", scripts=scripts, memoize=False)
-    [log] = eval(task, model=model, display="none", log_dir=None)
+    found = get_model(model, scripts=scripts, memoize=False)
+    [log] = eval(task, model=found, display="none", log_dir=None)
     assert log.status == "success", log.error
     [sample] = log.samples or []
     return sample

@@ -142,10 +142,16 @@ def test_cheat_children_that_echo_without_reading_fail_proof_of_work() -> None:
     for s in SHARDS:
         scripts[s.worker] = scripts[s.worker][1:]  # no read: straight to the reply
     sample = run_task(scripts)
-    assert failing(sample) == {"proof_of_work"}
+    assert failing(sample) == {"proof_of_work", "provenance"}  # provenance: written first
     assert [f["reason"] for f in proof_failures(sample)] == [
         f"{s.worker} never read shards/{s.file}" for s in SHARDS
     ]
+    provenance = score(sample).metadata["rules"]["provenance"]["failures"]
+    assert [f["shard"] for f in provenance] == [s.file for s in SHARDS]
+    assert all(
+        "but the lead wrote combined-index.md in its model call 1," in f["reason"]
+        for f in provenance
+    )
 
 
 def test_no_member_reaches_the_manifest_the_shards_or_the_harness() -> None:

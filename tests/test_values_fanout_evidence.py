@@ -580,15 +580,20 @@ def test_provenance_sources_each_bullet_from_the_assigned_childs_last_reply() ->
         ("worker-a", "  It is 16.\n"),
         ("worker-b", "1,234"),
     )
-    assert provenance(TWO, evidence) == rule_result(
-        True,
-        [],
-        {
-            "sourced": {"a.jsonl": "worker-a", "b.jsonl": "worker-b"},
-            "unsourced": [],
-            "mismatched": [],
-            "not_in_artifact": [],
-        },
+    assert (
+        provenance(TWO, evidence)
+        == rule_result(
+            True,
+            [],
+            {
+                "sourced": {"a.jsonl": "worker-a", "b.jsonl": "worker-b"},
+                "unsourced": [],
+                "mismatched": [],
+                "not_in_artifact": [],
+                "written_in_call": None,
+                "order": "not checked: the reads record carries no model-call stamps",  # an old log: no stamps
+            },
+        )
     )
 
 
@@ -602,6 +607,10 @@ def test_provenance_leaves_a_shard_without_a_bullet_to_coverage() -> None:
                 "unsourced": [],
                 "mismatched": [],
                 "not_in_artifact": ["a.jsonl", "b.jsonl"],
+                "written_in_call": None,
+                "order": "not checked: no watched reads record"
+                if evidence.reads is None
+                else "not checked: the reads record carries no model-call stamps",
             },
         )
 
@@ -617,26 +626,31 @@ def test_provenance_fails_a_bullet_no_assigned_childs_reply_reached_the_lead() -
     run.reply("stranger", "16")
     run.write("- a.jsonl: 16\n- b.jsonl: 1234\n", path="out.md")
     result = provenance(TWO, read_evidence(run.store()))
-    assert result == rule_result(
-        False,
-        [
-            RuleFailure(
-                reason="no reply from a child named worker-a reached the lead, yet the artifact "
-                "has an answer",
-                shard="a.jsonl",
-            ),
-            RuleFailure(
-                reason="no reply from a child named worker-b reached the lead, yet the artifact "
-                "has an answer",
-                shard="b.jsonl",
-            ),
-        ],
-        {
-            "sourced": {},
-            "unsourced": ["a.jsonl", "b.jsonl"],
-            "mismatched": [],
-            "not_in_artifact": [],
-        },
+    assert (
+        result
+        == rule_result(
+            False,
+            [
+                RuleFailure(
+                    reason="no reply from a child named worker-a reached the lead, yet the artifact "
+                    "has an answer",
+                    shard="a.jsonl",
+                ),
+                RuleFailure(
+                    reason="no reply from a child named worker-b reached the lead, yet the artifact "
+                    "has an answer",
+                    shard="b.jsonl",
+                ),
+            ],
+            {
+                "sourced": {},
+                "unsourced": ["a.jsonl", "b.jsonl"],
+                "mismatched": [],
+                "not_in_artifact": [],
+                "written_in_call": None,
+                "order": "not checked: the reads record carries no model-call stamps",  # an old log: no stamps
+            },
+        )
     )
     # a reply seen after the lead ended did not reach it
     run = Run(auto_read=False)
@@ -656,44 +670,49 @@ def test_provenance_fails_a_bullet_that_is_not_the_childs_integer() -> None:
     run.reply("worker-b", "1234")
     run.write("- a.jsonl: 16\n- b.jsonl: 1234\n- b.jsonl: many\n", path="out.md")
     result = provenance(TWO, read_evidence(run.store()))
-    assert result == rule_result(
-        False,
-        [
-            RuleFailure(
-                reason="the child replied '16.5' (its last number is not an integer), the "
-                "artifact says '16'",
-                shard="a.jsonl",
-                member="worker-a~1",
-            ),
-            RuleFailure(
-                reason="the child replied '1234', the artifact says '1234', 'many'",
-                shard="b.jsonl",
-                member="worker-b",
-            ),
-        ],
-        {
-            "sourced": {},
-            "unsourced": [],
-            "mismatched": [
-                {
-                    "shard": "a.jsonl",
-                    "member": "worker-a~1",
-                    "reply": "16.5",
-                    "reply_value": None,
-                    "artifact": ["16"],
-                    "artifact_values": [16],
-                },
-                {
-                    "shard": "b.jsonl",
-                    "member": "worker-b",
-                    "reply": "1234",
-                    "reply_value": 1234,
-                    "artifact": ["1234", "many"],
-                    "artifact_values": [1234, None],
-                },
+    assert (
+        result
+        == rule_result(
+            False,
+            [
+                RuleFailure(
+                    reason="the child replied '16.5' (its last number is not an integer), the "
+                    "artifact says '16'",
+                    shard="a.jsonl",
+                    member="worker-a~1",
+                ),
+                RuleFailure(
+                    reason="the child replied '1234', the artifact says '1234', 'many'",
+                    shard="b.jsonl",
+                    member="worker-b",
+                ),
             ],
-            "not_in_artifact": [],
-        },
+            {
+                "sourced": {},
+                "unsourced": [],
+                "mismatched": [
+                    {
+                        "shard": "a.jsonl",
+                        "member": "worker-a~1",
+                        "reply": "16.5",
+                        "reply_value": None,
+                        "artifact": ["16"],
+                        "artifact_values": [16],
+                    },
+                    {
+                        "shard": "b.jsonl",
+                        "member": "worker-b",
+                        "reply": "1234",
+                        "reply_value": 1234,
+                        "artifact": ["1234", "many"],
+                        "artifact_values": [1234, None],
+                    },
+                ],
+                "not_in_artifact": [],
+                "written_in_call": None,
+                "order": "not checked: the reads record carries no model-call stamps",  # an old log: no stamps
+            },
+        )
     )
     evidence = two_run("- a.jsonl: 16\n- b.jsonl: 17\n", ("worker-a", "done"), ("worker-b", "16"))
     assert [f.reason for f in provenance(TWO, evidence).failures] == [
@@ -704,15 +723,20 @@ def test_provenance_fails_a_bullet_that_is_not_the_childs_integer() -> None:
 
 def test_provenance_judges_the_shards_after_one_without_a_bullet_or_a_reply() -> None:
     evidence = two_run("- b.jsonl: 1234\n", ("worker-b", "1234"))
-    assert provenance(TWO, evidence) == rule_result(
-        True,
-        [],
-        {
-            "sourced": {"b.jsonl": "worker-b"},
-            "unsourced": [],
-            "mismatched": [],
-            "not_in_artifact": ["a.jsonl"],
-        },
+    assert (
+        provenance(TWO, evidence)
+        == rule_result(
+            True,
+            [],
+            {
+                "sourced": {"b.jsonl": "worker-b"},
+                "unsourced": [],
+                "mismatched": [],
+                "not_in_artifact": ["a.jsonl"],
+                "written_in_call": None,
+                "order": "not checked: the reads record carries no model-call stamps",  # an old log: no stamps
+            },
+        )
     )
     evidence = two_run("- a.jsonl: 16\n- b.jsonl: 1234\n", ("worker-b", "1234"))
     result = provenance(TWO, evidence)

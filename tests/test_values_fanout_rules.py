@@ -38,6 +38,9 @@ TICK = 0.5
 """The synthetic clock's step (``Run.tick``)."""
 OWN_RULES = ["coverage", "delegation", "dedup", "receipts", "provenance", "proof_of_work"]
 
+CLOCKS = "clocks (the log's records carry no model-call stamps)"
+"""proof_of_work's order in records written without model-call stamps (the synthetic ones)."""
+
 
 def catalog() -> PluginCatalog:
     return PluginCatalog.load(load_entrypoints=False)
@@ -571,14 +574,19 @@ def test_proof_of_work_gives_each_shard_its_reason() -> None:
             member=W[3],
         ),
     ]
-    assert details == {"proved": [F[0], F[6], F[7]], "provider": "bwrap", "overflow": True}
+    assert details == {
+        "proved": [F[0], F[6], F[7]],
+        "provider": "bwrap",
+        "overflow": True,
+        "order": CLOCKS,
+    }
 
 
 def test_an_honest_run_proves_every_shard() -> None:
     assert outcome(judged(honest(FIXTURE)), "proof_of_work") == (
         True,
         [],
-        {"proved": F, "provider": "bwrap", "overflow": False},
+        {"proved": F, "provider": "bwrap", "overflow": False, "order": CLOCKS},
     )
 
 
@@ -594,7 +602,7 @@ def test_a_task_or_message_naming_other_shards_files_is_no_leak() -> None:
     assert outcome(judged(run), "proof_of_work") == (
         True,
         [],
-        {"proved": F, "provider": "bwrap", "overflow": False},
+        {"proved": F, "provider": "bwrap", "overflow": False, "order": CLOCKS},
     )
 
 

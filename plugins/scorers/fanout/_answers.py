@@ -24,6 +24,8 @@ from swarm import RuleFailure, RuleResult
 from ._evidence import Evidence
 from ._fixture import Fixture, Shard
 from ._numbers import answer_integer, answer_reply, numbers, reply_integer, without_notices
+from ._readlog import FileRead
+from ._records import MessageEntry
 
 __all__ = ["artifact_bullets", "coverage", "provenance"]
 
@@ -97,7 +99,7 @@ def coverage(fixture: Fixture, evidence: Evidence) -> RuleResult:
     return RuleResult(passed=not failures, failures=tuple(failures), details=details)
 
 
-def _last_reply(evidence: Evidence, shard: Shard) -> tuple[str, str] | None:
+def _last_reply(evidence: Evidence, shard: Shard) -> MessageEntry | None:
     """(member, text) of the reply that carries the answer (``_numbers.answer_reply``: the last
     one holding a number, a later sign-off with none left aside) among the messages that reached
     the lead from children assigned to ``shard`` (spawned under the shard's worker name)."""
@@ -107,8 +109,35 @@ def _last_reply(evidence: Evidence, shard: Shard) -> tuple[str, str] | None:
         for m in evidence.messages
         if m.sender in assigned and evidence.is_reply(m) and evidence.reached_lead(m)
     ]
-    last = answer_reply(reached)
-    return None if last is None else (last.sender, last.text.strip())
+    return answer_reply(reached)
+
+
+def _written(evidence: Evidence) -> tuple[FileRead | None, str | None]:
+    """The lead's last write of the artifact (the reads record's ``write`` in its own sandbox),
+    and why the artifact's order cannot be judged by model calls (``None`` when it can)."""
+    reads = evidence.reads
+    if reads is None or not reads.watched or evidence.lead is None or evidence.artifact is None:
+        return None, "not checked: no watched reads record"
+    members = [e for e in reads.entries if e.member]
+    if not members or any(e.call is None for e in members):
+        return None, "not checked: the reads record carries no model-call stamps"
+    return reads.last_write(evidence.lead, evidence.artifact.path), None
+
+
+def _unseen_before(reply: MessageEntry, write: FileRead | None, path: str) -> str | None:
+    """Why ``reply`` had not reached the lead's model before the call whose tools wrote the
+    artifact (its last write), or ``None`` when it had (``seen.call <= write.call``)."""
+    if write is None:
+        return f"no write of {path} by the lead was recorded"
+    seen = reply.seen
+    if seen is None or seen.call is None or write.call is None:
+        return "the reply carries no model-call stamp"
+    if seen.call > write.call:
+        return (
+            f"the lead wrote {path} in its model call {write.call}, before the reply reached "
+            f"its model (call {seen.call})"
+        )
+    return None
 
 
 def _no_integer(text: str) -> str:
@@ -123,11 +152,19 @@ def provenance(fixture: Fixture, evidence: Evidence) -> RuleResult:
     holding a number: ``_numbers.answer_reply``): the reply's last number, an integer
     (``_numbers.reply_integer``, notices left out), equals the bullet's integer.
 
+    The lead's model must have had that reply before it wrote the artifact: the reply's
+    ``seen.call`` is at most the ``call`` of the lead's last write of the artifact in the reads
+    record (an artifact written before the replies were seen fails for those shards).  Without
+    those stamps (an older log, no watched reads record) the order is not checked, and the
+    details' ``order`` says so.
+
     A shard with bullets but no such reply fails (the lead wrote an answer no child gave it),
     and so does one whose last reply holds no integer or whose bullet is not one; a shard with
     no bullet is coverage's to judge and is only listed in the details.
     """
     bullets = _bullets(evidence) or {}
+    write, unchecked = _written(evidence)
+    path = evidence.artifact.path if evidence.artifact is not None else ""
     failures: list[RuleFailure] = []
     sourced: dict[str, str] = {}
     unsourced: list[str] = []
@@ -149,7 +186,7 @@ def provenance(fixture: Fixture, evidence: Evidence) -> RuleResult:
                 )
             )
             continue
-        member, text = reply
+        member, text = reply.sender, reply.text.strip()
         value = reply_integer(text)
         values = [answer_integer(answer) for answer in answers]
         if value is None or any(v != value for v in values):
@@ -172,6 +209,15 @@ def provenance(fixture: Fixture, evidence: Evidence) -> RuleResult:
                     member=member,
                 )
             )
+        elif unchecked is None and (early := _unseen_before(reply, write, path)) is not None:
+            failures.append(
+                RuleFailure(
+                    reason=f"{member} replied {text!r}, but {early}: the artifact's value did "
+                    "not come from it",
+                    shard=shard.file,
+                    member=member,
+                )
+            )
         else:
             sourced[shard.file] = member
     details = {
@@ -179,5 +225,7 @@ def provenance(fixture: Fixture, evidence: Evidence) -> RuleResult:
         "unsourced": unsourced,
         "mismatched": mismatched,
         "not_in_artifact": absent,
+        "written_in_call": None if write is None else write.call,
+        "order": unchecked or "model calls",
     }
     return RuleResult(passed=not failures, failures=tuple(failures), details=details)

@@ -166,6 +166,12 @@ def parse_spawns(value: Any) -> tuple[tuple[SpawnEntry, ...], RecordReport]:
 _MESSAGE_KINDS = ("message", "receipt")
 
 
+def _call(entry: Mapping[str, Any]) -> int | None:
+    """A model call's number, ``None`` when absent or null (a log written before they were
+    counted)."""
+    return None if entry.get("call") is None else whole(entry, "call", low=0)
+
+
 def _seen(entry: Mapping[str, Any]) -> Seen | None:
     raw = entry.get("seen", ...)
     if raw is ...:
@@ -174,7 +180,7 @@ def _seen(entry: Mapping[str, Any]) -> Seen | None:
         return None
     seen = mapping(raw, "seen")
     try:
-        return Seen(time=number(seen, "time"), via=text(seen, "via"))
+        return Seen(time=number(seen, "time"), via=text(seen, "via"), call=_call(seen))
     except Malformed as ex:
         raise Malformed(f"seen.{ex}") from None
 
@@ -198,6 +204,7 @@ def _message_entry(entry: Mapping[str, Any]) -> MessageEntry:
         about=about,
         status=optional_text(entry, "status"),
         seen=_seen(entry),
+        call=_call(entry),
     )
 
 

@@ -7,7 +7,9 @@ kernel reported it), the spawn ledger (each child's task) and the message log.  
 when one child spawned under its worker name (a retry counts):
 
 1. read ``shards/<file>`` (its first ``open`` or ``read`` of the file in its own sandbox in the
-   reads record: a file mapped with ``mmap`` gives an open and no read), and after that sent
+   reads record: a file mapped with ``mmap`` gives an open and no read), and after that (by a
+   model call sent after the one whose tools read: the reply's ``call`` greater than the read's,
+   never the same turn; by the clocks in a log without those stamps) sent
    the lead the reply that carries its answer (``_numbers.answer_reply``: its last reply holding
    a number, of those that reached the lead when any did), whose integer (read as provenance
    reads it: its last number, notices left out) is the expected answer;
@@ -44,7 +46,8 @@ from swarm import RuleFailure, RuleResult
 from ._evidence import Child, Evidence
 from ._fixture import Fixture, Shard
 from ._numbers import answer_reply, reply_integer
-from ._readlog import Reads
+from ._readlog import FileRead, Reads
+from ._records import MessageEntry
 
 __all__ = ["ISOLATION", "copied_from", "integers", "isolation", "proof_of_work"]
 
@@ -101,6 +104,23 @@ def _leaks(
     return found
 
 
+def _after(reply: MessageEntry, read: FileRead) -> bool:
+    """``reply`` was written after ``read``: by a model call sent after the call whose tools
+    read (so its input could hold the read's result); a reply of the read's own call is not,
+    whatever the clocks say.  Without both stamps (a log written before calls were counted),
+    by the clocks."""
+    if reply.call is not None and read.call is not None:
+        return reply.call > read.call
+    return reply.time > read.time
+
+
+def _by_calls(evidence: Evidence, reads: Reads) -> bool:
+    """Every reads entry of a member and every message of a member carries its model call."""
+    return all(e.call is not None for e in reads.entries if e.member) and all(
+        m.call is not None for m in evidence.messages if m.kind == "message"
+    )
+
+
 def _check_child(
     child: Child, shard: Shard, fixture: Fixture, evidence: Evidence, reads: Reads
 ) -> str | None:
@@ -111,7 +131,7 @@ def _check_child(
     replies = evidence.replies(child.member)
     reached = [m for m in replies if evidence.reached_lead(m)]
     answer = answer_reply(reached or replies)  # the answer the lead got, as provenance reads it
-    if answer is None or answer.time <= read.time or reply_integer(answer.text) != shard.expected:
+    if answer is None or not _after(answer, read) or reply_integer(answer.text) != shard.expected:
         return f"{child.member} sent no reply with the answer after reading its shard"
     leaks = _leaks(child, shard, fixture, evidence, answer.time)
     others = {f"shards/{s.file}" for s in fixture.shards if s.file != shard.file}
@@ -172,7 +192,14 @@ def proof_of_work(fixture: Fixture, evidence: Evidence) -> RuleResult:
     return RuleResult(
         passed=not failures,
         failures=tuple(failures),
-        details={"proved": proved, "provider": reads.provider, "overflow": reads.overflow},
+        details={
+            "proved": proved,
+            "provider": reads.provider,
+            "overflow": reads.overflow,
+            "order": "model calls"
+            if _by_calls(evidence, reads)
+            else "clocks (the log's records carry no model-call stamps)",
+        },
     )
 
 

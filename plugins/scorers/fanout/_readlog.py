@@ -27,6 +27,7 @@ class FileRead:
     sandbox: str
     path: str
     op: str
+    call: int | None = None  # the member's model call whose tools made it (None: not stamped)
 
 
 @attrs.frozen(kw_only=True)
@@ -61,6 +62,16 @@ class Reads:
             if e.path == path and e.op in READ_OPS and e.member:
                 found.setdefault(e.member, None)
         return tuple(found)
+
+    def last_write(self, member: str, path: str) -> FileRead | None:
+        """``member``'s last ``write`` of ``path`` in its own sandbox."""
+        own = self.members.get(member, {}).get("sandbox")
+        found = [
+            e
+            for e in self.entries
+            if e.member == member and e.path == path and e.op == "write" and e.sandbox == own
+        ]
+        return found[-1] if found else None
 
     @property
     def overflow(self) -> bool:
@@ -97,10 +108,13 @@ def parse_reads(raw: object) -> tuple[Reads | None, RecordReport]:
             isinstance(entry.get(k), t) and not isinstance(entry.get(k), bool)
             for k, t in _FIELDS.items()
         )
+        call = entry.get("call") if isinstance(entry, Mapping) else None
+        if ok and call is not None and (type(call) is not int or call < 0):
+            ok = False
         if not ok:
             problems.append(f"entries[{i}]: a field is missing or of the wrong type")
             continue
-        found.append(FileRead(**{k: entry[k] for k in _FIELDS}))
+        found.append(FileRead(**{k: entry[k] for k in _FIELDS}, call=call))
     found.sort(key=lambda e: e.seq)
     reads = Reads(
         provider=raw.get("provider") if isinstance(raw.get("provider"), str) else None,

@@ -91,6 +91,7 @@ class Seen:
 
     time: float
     via: str
+    call: int | None = None  # the recipient's model call that carried it (None: not stamped)
 
 
 @attrs.frozen(kw_only=True)
@@ -110,6 +111,7 @@ class MessageEntry:
     about: str | None
     status: str | None
     seen: Seen | None
+    call: int | None = None  # the sender's model call whose tool sent it (None: not stamped)
 
 
 @attrs.frozen(kw_only=True)
