@@ -205,3 +205,24 @@ def test_the_task_refuses_an_unknown_lead_and_a_fixture_without_one_type_per_sha
     (copy_dir / "task.txt").write_text(task)
     with pytest.raises(ConfigError, match="two workers give the same one"):
         fanout_deepagent_topology(load_fixture(str(copy_dir)))
+
+
+def test_cheat_a_deepagent_lead_that_writes_the_artifact_first_fails_provenance() -> None:
+    """The lead writes every answer before it dispatches anyone; its subagents then return the
+    same values.  A subagent's result carries the time the lead's model had it (not a call
+    number): the write came before it, so no value came from a result."""
+    scripts = honest()
+    write = scripts["lead"].pop(-2)  # the bash step that writes the artifact
+    assert write["tool"] == "bash"
+    scripts["lead"].insert(0, write)
+    sample = run_task(scripts)
+    assert failing(sample) == {"provenance"}
+    rule = score(sample).metadata["rules"]["provenance"]
+    reasons = [f["reason"] for f in rule["failures"]]
+    assert len(reasons) == len(SHARDS)
+    for i, (reason, s) in enumerate(zip(reasons, SHARDS, strict=True)):
+        assert reason.startswith(
+            f"lead/AGENT-{i + 1} replied '{s.expected}', but the lead wrote {FIXTURE.artifact} at "
+        ), reason
+        assert "s, before the reply reached its model (at " in reason
+        assert reason.endswith("s): the artifact's value did not come from it")

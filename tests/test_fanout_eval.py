@@ -109,7 +109,7 @@ def test_inspect_eval_runs_the_task_by_name(tmp_path: Path) -> None:
     [info] = list_eval_logs(str(tmp_path / "logs"))
     [sample] = read_eval_log(info).samples or []
     [score] = (sample.scores or {}).values()
-    assert score.value == {rule: True for rule in (*RULES, "resolved")}
+    assert score.value == {**{rule: True for rule in (*RULES, "resolved")}, "unverified": False}
 
 
 def test_the_task_runs_the_keyless_demonstration_with_demo_true(tmp_path: Path) -> None:
@@ -129,7 +129,7 @@ def test_the_task_runs_the_keyless_demonstration_with_demo_true(tmp_path: Path) 
     )
     [sample] = log.samples or []
     [score] = (sample.scores or {}).values()
-    assert score.value == {rule: True for rule in (*RULES, "resolved")}
+    assert score.value == {**{rule: True for rule in (*RULES, "resolved")}, "unverified": False}
     metadata = score.metadata or {}
     assert metadata["efficiency"]["children"]["members"] == 8
     assert (metadata["isolation"]["provider"], metadata["isolation"]["isolated"]) == ("bwrap", True)
@@ -158,6 +158,7 @@ def test_without_demo_the_scripted_model_has_no_script_and_is_not_resolved(
         "provenance": True,
         "proof_of_work": False,
         "resolved": False,
+        "unverified": False,  # rules failed: neither resolved nor unverified
     }
     assert score.answer == ""
 
@@ -248,6 +249,7 @@ def test_a_fixture_of_ones_own_runs_and_a_log_is_rescored_against_another(tmp_pa
         # the children replied the old value: under the corrected fixture it is not the answer
         "proof_of_work": False,
         "resolved": False,
+        "unverified": False,
     }
     digests = (score.metadata or {})["digests"]
     assert digests["fixture"] == manifest_digest(load_fixture(str(wrong)))

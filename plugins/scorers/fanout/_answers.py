@@ -126,16 +126,25 @@ def _written(evidence: Evidence) -> tuple[FileRead | None, str | None]:
 
 def _unseen_before(reply: MessageEntry, write: FileRead | None, path: str) -> str | None:
     """Why ``reply`` had not reached the lead's model before the call whose tools wrote the
-    artifact (its last write), or ``None`` when it had (``seen.call <= write.call``)."""
+    artifact (its last write), or ``None`` when it had: ``seen.call <= write.call``.  A
+    deepagent subagent's result (the subagents record) carries the time its dispatching loop's
+    model first had it, not a call number: it is ordered by that time against the write's."""
     if write is None:
         return f"no write of {path} by the lead was recorded"
     seen = reply.seen
-    if seen is None or seen.call is None or write.call is None:
-        return "the reply carries no model-call stamp"
-    if seen.call > write.call:
+    if seen is None:
+        return "the reply never reached the lead's model"
+    if seen.call is not None and write.call is not None:
+        if seen.call > write.call:
+            return (
+                f"the lead wrote {path} in its model call {write.call}, before the reply "
+                f"reached its model (call {seen.call})"
+            )
+        return None
+    if seen.time > write.time:
         return (
-            f"the lead wrote {path} in its model call {write.call}, before the reply reached "
-            f"its model (call {seen.call})"
+            f"the lead wrote {path} at {write.time:.3f} s, before the reply reached its model "
+            f"(at {seen.time:.3f} s)"
         )
     return None
 
