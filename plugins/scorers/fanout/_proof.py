@@ -26,6 +26,11 @@ and no member but the children spawned under its worker name read ``shards/<file
 lead's reads are checked like everyone's: a lead that shares its children's sandbox and reads
 a shard could have computed that answer).
 
+And the shard's data flowed only to its own children (``_flow``): no message in the log to any
+other member (the lead, a sibling) and not the artifact carries it (8 of its distinctive
+values or 3 of its column runs, as sent or decoded).  The digit check of 2. decodes too
+(base64, hex, percent-encoding, escapes, digits split by whitespace, English number words).
+
 ``isolation(fixture, evidence)`` says whether the run was isolated, from its actual sandboxes
 as the reads record gives them: the provider (only ``bwrap`` isolates), whether file events
 were watched and none were dropped, which members shared an environment (only a worker and its
@@ -45,6 +50,7 @@ from swarm import RuleFailure, RuleResult
 
 from ._evidence import Child, Evidence
 from ._fixture import Fixture, Shard
+from ._flow import ShardData, carried, hidden_texts, shard_data, spelled
 from ._numbers import answer_reply, reply_integer
 from ._readlog import FileRead, Reads
 from ._records import MessageEntry
@@ -95,13 +101,20 @@ def _leaks(
     if shard.expected in integers(child.task or "", fixture):
         found.append("its spawn task holds the answer")
     for m in evidence.messages:
-        if (
-            m.recipient == child.member
-            and m.time < before
-            and shard.expected in integers(m.text, fixture)
-        ):
-            found.append(f"message {m.seq} from {m.sender} holds the answer")
+        if m.recipient == child.member and m.time < before:
+            if shard.expected in integers(m.text, fixture):
+                found.append(f"message {m.seq} from {m.sender} holds the answer")
+            elif _hides(m.text, shard.expected, fixture):
+                found.append(f"message {m.seq} from {m.sender} holds the answer, encoded")
     return found
+
+
+def _hides(text: str, expected: int, fixture: Fixture) -> bool:
+    """``text`` gives ``expected`` once decoded (base64, hex, percent-encoding, escapes, digits
+    split over lines or spaces) or spelled in English words."""
+    if expected in spelled(text):
+        return True
+    return any(expected in integers(view, fixture) for view in hidden_texts(text))
 
 
 def _after(reply: MessageEntry, read: FileRead) -> bool:
@@ -143,13 +156,40 @@ def _check_child(
     return None
 
 
+def _flows(shard: Shard, data: ShardData, evidence: Evidence, own: set[str]) -> RuleFailure | None:
+    """The first place ``shard``'s data went other than to its own children: a message to
+    anyone else that carries it (``_flow.carried``), or the artifact."""
+    for m in evidence.messages:
+        if m.recipient not in own:
+            found = carried(m.text, data)
+            if found.substantial:
+                return RuleFailure(
+                    reason=f"message {m.seq} from {m.sender} to {m.recipient} carries "
+                    f"shards/{shard.file}'s data: {found}",
+                    shard=shard.file,
+                    member=m.recipient,
+                )
+    artifact = evidence.artifact.text if evidence.artifact is not None else None
+    found = carried(artifact or "", data)
+    if found.substantial:
+        return RuleFailure(
+            reason=f"the artifact carries shards/{shard.file}'s data: {found}",
+            shard=shard.file,
+            member=evidence.lead,
+        )
+    return None
+
+
 def _check_shard(
-    shard: Shard, fixture: Fixture, evidence: Evidence, reads: Reads
+    shard: Shard, fixture: Fixture, evidence: Evidence, reads: Reads, data: ShardData
 ) -> RuleFailure | None:
     children = [c for c in evidence.children if shard.worker in c.requested]
     if not children:
         return RuleFailure(reason=f"no child was spawned as {shard.worker}", shard=shard.file)
     own = {c.member for c in children}
+    flow = _flows(shard, data, evidence, own)
+    if flow is not None:
+        return flow
     others = [m for m in reads.readers(f"shards/{shard.file}") if m not in own]
     why = [] if others else [_check_child(c, shard, fixture, evidence, reads) for c in children]
     if why and None in why:
@@ -183,8 +223,9 @@ def proof_of_work(fixture: Fixture, evidence: Evidence) -> RuleResult:
         )
     failures: list[RuleFailure] = []
     proved: list[str] = []
+    data = shard_data(fixture)
     for shard in fixture.shards:
-        failure = _check_shard(shard, fixture, evidence, reads)
+        failure = _check_shard(shard, fixture, evidence, reads, data[shard.file])
         if failure is None:
             proved.append(shard.file)
         else:
