@@ -272,7 +272,8 @@ def test_a_notice_is_counted_and_its_receipt_seen_when_the_call_that_carries_it_
     carrying = [i for i, e in enumerate(calls) if any(notice_in(m) == notice for m in e.input)]
     assert carrying[0] == 2
     [notified] = comm_events(sample, "notified")
-    assert receipt["seen"] == {"time": notified["time"], "via": "notice"}
+    # seen.call: that third call's number (the first carrying call, index 2, is call 3)
+    assert receipt["seen"] == {"time": notified["time"], "via": "notice", "call": carrying[0] + 1}
     metrics = sample.store["inspect_swarm:metrics"]
     row = next(m for m in metrics["members"] if m["name"] == "lead")
     assert row["comm"]["messages"]["notices"] == 1
