@@ -10,10 +10,12 @@ are skipped with the reason otherwise.  Each checks that it left no container or
 from __future__ import annotations
 
 import copy
+import fcntl
 import json
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -229,18 +231,27 @@ def _leftovers() -> set[str]:
     return set(names) | set(volumes)
 
 
+_LOCK = Path(tempfile.gettempdir()) / "swarm-eval-docker-tests.lock"
+"""Held by one Docker test at a time, on this machine: the engine is shared, so a test run
+beside another (the suite's second worker, or a second run of the test command) would count the
+other's containers as its leftovers, and remove them."""
+
+
 @pytest.fixture
 def docker_engine() -> Iterator[None]:
-    """Skips without an engine (saying why); fails a test that left a container or volume."""
+    """Skips without an engine (saying why); fails a test that left a container or volume.
+    Docker tests take turns on the machine (``_LOCK``), so what is left is the test's own."""
     why = _engine()
     if why is not None:
         pytest.skip(why)
-    before = _leftovers()
-    yield
-    left = _leftovers() - before
-    if left:
-        subprocess.run(["docker", "rm", "-f", *left], capture_output=True)
-        pytest.fail(f"the test left Docker containers or volumes behind: {sorted(left)}")
+    with _LOCK.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        before = _leftovers()
+        yield
+        left = _leftovers() - before
+        if left:
+            subprocess.run(["docker", "rm", "-f", *left], capture_output=True)
+            pytest.fail(f"the test left Docker containers or volumes behind: {sorted(left)}")
 
 
 def step(tool: str, **args: Any) -> dict[str, Any]:
