@@ -324,3 +324,34 @@ def test_a_notice_copied_into_a_reply_is_not_its_number() -> None:
     run.finish()
     verdict = judged(run)
     assert (verdict.failed, verdict.resolved) == ((), True)
+
+
+def _with_channels(*channels: str) -> dict[str, Any]:
+    """The honest run's store with a metrics record whose members have ``comm`` entries for
+    ``channels`` (every member has one for every channel with records, zeros included)."""
+    store = honest(FIXTURE).store()
+    comm = {name: {"records": 0, "record_bytes": 0} for name in channels}
+    store["inspect_swarm:metrics"] = {
+        "version": 1,
+        "wall_clock": 1.0,
+        "members": [{"name": name, "comm": dict(comm)} for name in (LEAD, *W)],
+    }
+    return store
+
+
+def test_a_channel_the_rubric_does_not_read_leaves_the_run_unverified() -> None:
+    # a shared_memory board carries data the rubric never sees (children could pass their
+    # shards to the lead over it): every rule may pass, but the run is not isolated
+    verdict = judged(_with_channels("messages", "shared_memory"))
+    assert verdict.isolation["problems"] == [
+        "channel 'shared_memory' carries traffic the rubric does not read (it reads the "
+        "messages channel's log only), so data passed over it is not traced"
+    ]
+    assert all(verdict.rule(name).result.passed for name in RULES)
+    assert (verdict.resolved, verdict.unverified) == (False, True)
+
+
+def test_the_messages_channel_alone_keeps_the_run_resolved() -> None:
+    verdict = judged(_with_channels("messages"))
+    assert verdict.isolation["problems"] == []
+    assert (verdict.resolved, verdict.unverified) == (True, False)

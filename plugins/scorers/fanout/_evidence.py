@@ -21,6 +21,7 @@ import attrs
 
 from ._parse import (
     parse_artifact,
+    parse_channels,
     parse_ledger,
     parse_messages,
     parse_metrics,
@@ -109,6 +110,7 @@ class Evidence:
         lead_end: when the lead ended (result record); ``None`` if it did not, or is unknown.
         children: the lead's depth-1 children, in the order they were spawned.
         reads: the reads record (``None`` when the run recorded none).
+        channels: the channels with records the run used (the metrics record's ``comm``).
     """
 
     spawns: tuple[SpawnEntry, ...]
@@ -122,6 +124,7 @@ class Evidence:
     lead_end: float | None
     children: tuple[Child, ...]
     reads: Reads | None = None
+    channels: tuple[str, ...] = ()
 
     def member(self, name: str) -> MemberRun | None:
         """The result record's entry for ``name``."""
@@ -285,4 +288,5 @@ def read_evidence(store: Mapping[str, Any], aliases: Mapping[str, str] | None = 
         lead_end=None if lead_run is None else lead_run.ended,
         children=_children(lead, spawns, members, usage),
         reads=reads,
+        channels=parse_channels(store.get(METRICS_KEY)),
     )

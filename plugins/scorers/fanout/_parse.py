@@ -37,6 +37,7 @@ __all__ = [
     "parse_artifact",
     "parse_ledger",
     "parse_messages",
+    "parse_channels",
     "parse_metrics",
     "parse_result",
     "parse_spawns",
@@ -286,6 +287,20 @@ def parse_metrics(value: Any) -> tuple[float | None, RecordReport]:
         return number(record, "wall_clock"), RecordReport(key=METRICS_KEY, present=True)
     except Malformed as ex:
         return None, RecordReport(key=METRICS_KEY, present=True, problem=str(ex))
+
+
+def parse_channels(value: Any) -> tuple[str, ...]:
+    """The channels with records the run used, sorted: the keys of the members' ``comm`` in the
+    metrics record (every member has an entry for every such channel, zeros included).  ``()``
+    for a record without them, or one that is malformed (``parse_metrics`` reports that)."""
+    if not isinstance(value, Mapping) or not isinstance(value.get("members"), list):
+        return ()
+    found: set[str] = set()
+    for member in value["members"]:
+        comm = member.get("comm") if isinstance(member, Mapping) else None
+        if isinstance(comm, Mapping):
+            found.update(key for key in comm if isinstance(key, str))
+    return tuple(sorted(found))
 
 
 def parse_artifact(value: Any) -> tuple[Artifact | None, RecordReport]:

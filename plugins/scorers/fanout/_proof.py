@@ -314,6 +314,10 @@ def _environment_problems(fixture: Fixture, evidence: Evidence, reads: Reads) ->
     return problems
 
 
+READ_CHANNEL = "messages"
+"""The one channel whose traffic the rubric reads (its message log)."""
+
+
 def isolation(fixture: Fixture, evidence: Evidence) -> dict[str, Any]:
     """Whether the run was isolated, from its actual sandboxes (the reads record): ``provider``,
     ``isolated``, ``note`` (what the provider protects, or cannot), and ``problems`` (every
@@ -332,5 +336,11 @@ def isolation(fixture: Fixture, evidence: Evidence) -> dict[str, Any]:
     if reads.overflow:
         problems.append("the kernel dropped file events (the reads record is incomplete)")
     problems += _environment_problems(fixture, evidence, reads)
+    problems += [
+        f"channel {name!r} carries traffic the rubric does not read (it reads the messages "
+        "channel's log only), so data passed over it is not traced"
+        for name in evidence.channels
+        if name != READ_CHANNEL
+    ]
     isolated = not problems
     return {"provider": reads.provider, "isolated": isolated, "note": note, "problems": problems}
