@@ -100,6 +100,8 @@ def _leaks(
     found: list[str] = []
     if shard.expected in integers(child.task or "", fixture):
         found.append("its spawn task holds the answer")
+    elif _hides(child.task or "", shard.expected, fixture):
+        found.append("its spawn task holds the answer, encoded")
     for m in evidence.messages:
         if m.recipient == child.member and m.time < before:
             if shard.expected in integers(m.text, fixture):
