@@ -4,8 +4,8 @@ whose command made them: members take turns in a shared environment (``swarm._ru
 Without turns, an event in a shared directory went to whichever member's call ended first: a
 child that read its shard at once and then worked on had its read credited to a sibling whose
 call ended sooner, so an honest run failed proof_of_work.  The end-to-end tests run with the
-turns as ``MemberSandboxes._use`` hooks them up (``taking_turns`` around each member's watched
-environment), and check that the run with the turns off fails.
+turns as ``MemberSandboxes._use`` hooks them up (each call of a member's ``WatchedSandbox`` in
+its turn), and check that the run with the turns off fails.
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ from swarm._run.bridging import check_sandbox_bridges
 from swarm._run.docker_members import ContainerWatch, DockerMembers
 from swarm._run.inotify import Inotify, inotify_available
 from swarm._run.members import RunMember
-from swarm._run.turns import RUNTIME, taking_turns, turns_for
+from swarm._run.turns import RUNTIME, turns_for
 from swarm._run.watched_sandbox import WatchedSandbox
 from swarm._spec.roster import MEMBER_FIELD, MemberSpec
 from swarm._spec.sandboxes import Sandboxes, base_name
@@ -244,7 +244,7 @@ class MemberSandboxes:
         """Make ``env`` (called ``name`` in the reads record) the calling task's only sandbox,
         its calls watched."""
         self._members[member] = {"sandbox": name, "files": list(files)}
-        use_sandbox(taking_turns(WatchedSandbox(env, self, member), env, member))
+        use_sandbox(WatchedSandbox(env, self, member, turns_for(env)))
 
     async def enter_subagent(self, name: str, files_of: str) -> bool:
         """Give the subagent run ``name`` (``<member>/AGENT-N``) its own environment inside the

@@ -18,9 +18,9 @@ An environment with one member never waits.  The price: the members of a share g
 run commands at the same moment (a command that waits for another member's command in the same
 environment waits until its own times out).
 
-Hooked up in ``sandboxes.MemberSandboxes``: a member's environment is wrapped with
-``taking_turns(watched, env, member)`` (outside the call bracket that collects the events, so
-the collection happens inside the turn), and the runtime's own copy of sample files into an
+Hooked up in ``sandboxes.MemberSandboxes``: each call of a member's ``WatchedSandbox`` runs in
+its turn of the environment (``turns_for(env)``; the call bracket that collects the events is
+inside the turn), and the runtime's own copy of sample files into an
 environment that is already in use takes the turn of ``RUNTIME`` (``turns_for(env)``), so no
 member's event is discarded with the copy's.
 """
@@ -31,12 +31,11 @@ import weakref
 from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, Literal, overload
+from typing import Any
 
 import anyio
-from inspect_ai.util import ExecResult, SandboxEnvironment
 
-__all__ = ["RUNTIME", "TakingTurns", "Turns", "taking_turns", "turns_for"]
+__all__ = ["RUNTIME", "Turns", "turns_for"]
 
 RUNTIME = ""
 """Whose turn the runtime's own work in an environment (copying a member's files) is."""
@@ -118,66 +117,3 @@ def turns_for(environment: Any) -> Turns:
     if found is None:
         found = _TURNS[environment] = Turns()
     return found
-
-
-class TakingTurns(SandboxEnvironment):
-    """A member's environment as its tools see it: each call runs in the member's turn of the
-    environment ``shared``."""
-
-    def __init__(self, inner: Any, shared: Any, member: str) -> None:
-        super().__init__()
-        self._inner = inner
-        self._turns = turns_for(shared)
-        self._member = member
-
-    async def exec(
-        self,
-        cmd: list[str],
-        input: str | bytes | None = None,
-        cwd: str | None = None,
-        env: dict[str, str] | None = None,
-        user: str | None = None,
-        timeout: int | None = None,
-        timeout_retry: bool = True,
-        concurrency: bool = True,
-    ) -> ExecResult[str]:
-        async with self._turns.turn(self._member):
-            result: ExecResult[str] = await self._inner.exec(
-                cmd, input, cwd, env, user, timeout, timeout_retry, concurrency
-            )
-            return result
-
-    async def write_file(self, file: str, contents: str | bytes) -> None:
-        async with self._turns.turn(self._member):
-            await self._inner.write_file(file, contents)
-
-    @overload
-    async def read_file(self, file: str, text: Literal[True] = True) -> str: ...
-
-    @overload
-    async def read_file(self, file: str, text: Literal[False]) -> bytes: ...
-
-    async def read_file(self, file: str, text: bool = True) -> str | bytes:
-        async with self._turns.turn(self._member):
-            data: str | bytes = await self._inner.read_file(file, text)
-            return data
-
-    @classmethod
-    async def sample_cleanup(
-        cls,
-        task_name: str,
-        config: Any,
-        environments: dict[str, SandboxEnvironment],
-        interrupted: bool,
-    ) -> None:
-        return None  # the environment inside is cleaned up with the sample's own
-
-    def default_polling_interval(self) -> float:
-        polling: float = self._inner.default_polling_interval()
-        return polling
-
-
-def taking_turns(inner: Any, shared: Any, member: str) -> TakingTurns:
-    """``inner`` (a member's watched environment) with each call in ``member``'s turn of
-    ``shared`` (the environment object its share group works in)."""
-    return TakingTurns(inner, shared, member)

@@ -1,11 +1,16 @@
-"""A member's sandbox environment as its tools see it: every call bracketed, so the runtime
-collects the file events it caused as soon as it ends (``sandboxes.MemberSandboxes``)."""
+"""A member's sandbox environment as its tools see it: every call bracketed, in the member's
+turn of a shared environment (``turns``), so the runtime collects the file events it caused as
+soon as it ends (``sandboxes.MemberSandboxes``)."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any, Literal, Protocol, overload
 
 from inspect_ai.util import ExecResult, SandboxEnvironment
+
+from swarm._run.turns import Turns
 
 __all__ = ["CallWatcher", "WatchedSandbox"]
 
@@ -23,14 +28,27 @@ class CallWatcher(Protocol):
 
 
 class WatchedSandbox(SandboxEnvironment):
-    """A member's environment as its tools see it: every call bracketed, so the runtime
-    collects the file events it caused as soon as it ends."""
+    """A member's environment as its tools see it: every call runs in the member's turn of its
+    environment (``turns``: members of a share group take turns, so each event is credited to
+    the member whose command made it) and is bracketed, so the runtime collects the file events
+    it caused as soon as it ends, still in that turn."""
 
-    def __init__(self, env: Any, owner: CallWatcher, member: str) -> None:
+    def __init__(self, env: Any, owner: CallWatcher, member: str, turns: Turns) -> None:
         super().__init__()
         self._env = env
         self._owner = owner
         self._member = member
+        self._turns = turns
+
+    @asynccontextmanager
+    async def _call(self) -> AsyncIterator[None]:
+        async with self._turns.turn(self._member):
+            self._owner.busy(self._member, 1)
+            try:
+                yield
+            finally:
+                await self._owner.settle(self._member)
+                self._owner.busy(self._member, -1)
 
     async def exec(
         self,
@@ -43,23 +61,15 @@ class WatchedSandbox(SandboxEnvironment):
         timeout_retry: bool = True,
         concurrency: bool = True,
     ) -> ExecResult[str]:
-        self._owner.busy(self._member, 1)
-        try:
+        async with self._call():
             result: ExecResult[str] = await self._env.exec(
                 cmd, input, cwd, env, user, timeout, timeout_retry, concurrency
             )
             return result
-        finally:
-            await self._owner.settle(self._member)
-            self._owner.busy(self._member, -1)
 
     async def write_file(self, file: str, contents: str | bytes) -> None:
-        self._owner.busy(self._member, 1)
-        try:
+        async with self._call():
             await self._env.write_file(file, contents)
-        finally:
-            await self._owner.settle(self._member)
-            self._owner.busy(self._member, -1)
 
     @overload
     async def read_file(self, file: str, text: Literal[True] = True) -> str: ...
@@ -68,13 +78,9 @@ class WatchedSandbox(SandboxEnvironment):
     async def read_file(self, file: str, text: Literal[False]) -> bytes: ...
 
     async def read_file(self, file: str, text: bool = True) -> str | bytes:
-        self._owner.busy(self._member, 1)
-        try:
+        async with self._call():
             data: str | bytes = await self._env.read_file(file, text)
             return data
-        finally:
-            await self._owner.settle(self._member)
-            self._owner.busy(self._member, -1)
 
     @classmethod
     async def sample_cleanup(
