@@ -347,3 +347,25 @@ def test_a_factory_raising_system_exit_is_a_config_error_naming_it() -> None:
     assert str(info.value) == (
         "controller: controller 'quits' refused its parameters: SystemExit('the factory quit')"
     )
+
+
+def test_a_rewrapped_tool_keeps_everything_the_model_and_inspect_see() -> None:
+    # a plugin's tool wrapped for containment (and a subagent's tool wrapped for its sandbox)
+    # keeps its definition whole; the subagent's wrapper dropped max_output and options before
+    from inspect_ai.tool import ToolDef
+
+    from swarm._run.wiring import with_execute
+
+    async def other() -> str:
+        return "other"
+
+    found = ToolDef(
+        exits_the_process(),
+        parallel=True,
+        max_output=123,
+        options={"k": "v"},
+    )
+    again = ToolDef(with_execute(found, other))
+    kept = ("name", "description", "parameters", "parallel", "max_output", "options")
+    assert {k: getattr(again, k) for k in kept} == {k: getattr(found, k) for k in kept}
+    assert (again.max_output, again.options, again.parallel) == (123, {"k": "v"}, True)

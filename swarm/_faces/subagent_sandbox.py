@@ -18,7 +18,7 @@ from inspect_ai.tool import Tool, ToolDef
 from swarm._inspect.private import current_agent_span_id, current_background_registry
 from swarm._run.identity import member_context
 from swarm._run.sandboxes import sandboxes_context
-from swarm._run.wiring import wiring_context
+from swarm._run.wiring import wiring_context, with_execute
 
 __all__ = ["own_sandbox", "subagent_run_name"]
 
@@ -61,12 +61,4 @@ def own_sandbox(tool: Tool, subagent: str) -> Tool:
             raise errors[0]
         return result[0]
 
-    return ToolDef(
-        execute,
-        name=tdef.name,
-        description=tdef.description,
-        parameters=tdef.parameters,
-        parallel=tdef.parallel,
-        viewer=tdef.viewer,
-        model_input=tdef.model_input,
-    ).as_tool()
+    return with_execute(tdef, execute)

@@ -12,14 +12,14 @@ from contextvars import ContextVar
 from typing import Any
 
 import anyio
-from inspect_ai.tool import ToolDef
+from inspect_ai.tool import Tool, ToolDef
 
 from swarm._hooks.calls import RunHooks
 from swarm._run.bus import Bus
 from swarm._run.ports import RunPort
 from swarm.errors import PluginError
 
-__all__ = ["Wiring", "wiring_context"]
+__all__ = ["Wiring", "wiring_context", "with_execute"]
 
 
 def _contained(plugin: str, tool: Any) -> Any:
@@ -38,9 +38,16 @@ def _contained(plugin: str, tool: Any) -> Any:
         except BaseException as ex:
             raise PluginError(plugin, f"swarm_member_tools: tool {name}", f"raised {ex!r}") from ex
 
+    return with_execute(found, execute)
+
+
+def with_execute(found: ToolDef, execute: Callable[..., Any]) -> Tool:
+    """The tool ``found`` defines, with ``execute`` as what its call runs: everything else the
+    model and Inspect see of it kept (name, description, parameters, parallel, viewer,
+    model_input, max_output, options)."""
     return ToolDef(
         execute,
-        name=name,
+        name=found.name,
         description=found.description,
         parameters=found.parameters,
         parallel=found.parallel,
