@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -59,3 +62,60 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return
     durations: dict[str, float] = json.loads(stats.read_text())["duration_by_test"]
     items.sort(key=lambda item: durations.get(item.nodeid, 0.0))
+
+
+# -- a Docker engine, for the tests that need one ---------------------------------------------
+
+
+def _engine() -> str | None:
+    """Why the Docker tests cannot run here, or ``None``."""
+    try:
+        found = subprocess.run(
+            ["docker", "image", "inspect", "swarm-eval-base:bookworm"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
+    except (OSError, subprocess.TimeoutExpired) as ex:
+        return f"no Docker engine answers ({ex}); bash ../shared/docker/start-engine.sh"
+    if found.returncode != 0:
+        why = found.stderr.strip().splitlines()[-1] if found.stderr.strip() else "?"
+        return f"no Docker engine with swarm-eval-base:bookworm answers ({why})"
+    return None
+
+
+def _leftovers() -> set[str]:
+    names = subprocess.run(
+        ["docker", "ps", "-a", "--filter", "name=inspect-", "--format", "{{.Names}}"],
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    volumes = subprocess.run(
+        ["docker", "volume", "ls", "--filter", "name=inspect-", "--format", "{{.Name}}"],
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    return set(names) | set(volumes)
+
+
+_LOCK = Path(tempfile.gettempdir()) / "swarm-eval-docker-tests.lock"
+"""Held by one Docker test at a time, on this machine: the engine is shared, so a test run
+beside another (the suite's second worker, or a second run of the test command) would count the
+other's containers as its leftovers, and remove them."""
+
+
+@pytest.fixture
+def docker_engine() -> Iterator[None]:
+    """Skips without an engine (saying why); fails a test that left a container or volume.
+    Docker tests take turns on the machine (``_LOCK``), so what is left is the test's own."""
+    why = _engine()
+    if why is not None:
+        pytest.skip(why)
+    with _LOCK.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        before = _leftovers()
+        yield
+        left = _leftovers() - before
+        if left:
+            subprocess.run(["docker", "rm", "-f", *left], capture_output=True)
+            pytest.fail(f"the test left Docker containers or volumes behind: {sorted(left)}")

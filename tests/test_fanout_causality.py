@@ -8,39 +8,15 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput, ToolChoice
-from inspect_ai.tool import ToolCall, ToolInfo
-
 from swarm.plugins.scorers.fanout import fanout_topology, honest_scripts, load_fixture
-from swarm.testing._scripted import MODEL_VARIANTS, ScriptedModelAPI
+from tests.fanout_cases import TurnOfSeveralCalls
 from tests.fanout_records import failing, run_fixture_task, score
 
 FIXTURE = load_fixture("json-events")
 SHARDS = FIXTURE.shards
 
 
-class TurnOfSeveralCalls(ScriptedModelAPI):
-    """The scripted model, where a step calling ``several`` (``calls``: a list of ``[tool,
-    args]``) is one assistant turn holding every one of those tool calls."""
-
-    async def generate(
-        self,
-        input: list[ChatMessage],
-        tools: list[ToolInfo],
-        tool_choice: ToolChoice,
-        config: GenerateConfig,
-    ) -> ModelOutput:
-        out = await super().generate(input, tools, tool_choice, config)
-        [first, *_] = out.message.tool_calls or [None]
-        if first is not None and first.function == "several":
-            out.message.tool_calls = [
-                ToolCall(id=f"{first.id}-{i}", function=tool, arguments=args)
-                for i, (tool, args) in enumerate(first.arguments["calls"])
-            ]
-        return out
-
-
-MODEL_VARIANTS["several"] = TurnOfSeveralCalls
+assert TurnOfSeveralCalls  # registers the model swarm/several
 
 
 def run(scripts: dict[str, list[dict[str, Any]]]) -> Any:

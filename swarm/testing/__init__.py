@@ -13,6 +13,7 @@ from swarm.testing._scripted import (
     call,
     fail,
     pause,
+    poll,
     reply,
     submit,
 )
@@ -30,6 +31,7 @@ __all__ = [
     "call",
     "fail",
     "pause",
+    "poll",
     "reply",
     "run_eval",
     "scripted_model",

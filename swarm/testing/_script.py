@@ -35,6 +35,7 @@ __all__ = [
     "fail",
     "load_scripts",
     "pause",
+    "poll",
     "reply",
     "script_key",
     "submit",
@@ -51,6 +52,7 @@ _STEP_KEYS = {
     "usage",
     "no_usage",
     "faults",
+    "until",
 }
 _USAGE_KEYS = ("input", "output", "cache_read", "cache_write", "reasoning")
 _FAULT_KEYS = {"status", "retry_after", "drop", "slow"}
@@ -60,6 +62,8 @@ _REPR.maxstring = _REPR.maxother = 60
 
 MAX_SECONDS = 86_400
 """The longest a step's ``sleep``, a fault's ``slow`` or ``retry_after`` may be (a day)."""
+MAX_REPEATS = 1_000
+"""The most turns a step with ``until`` plays before the script moves on without its texts."""
 
 
 def _shown(value: object) -> str:
@@ -278,6 +282,22 @@ def _faults(value: object, where: str = "Step.faults") -> tuple[Fault, ...]:
     return tuple(_fault(f, f"{where}[{i}]") for i, f in enumerate(value))
 
 
+def _until(value: object, where: str = "Step.until") -> tuple[str, ...]:
+    if value is None or value == ():  # not given (an empty list given is refused)
+        return ()
+    texts = [value] if isinstance(value, str) else value
+    if (
+        not isinstance(texts, Sequence)
+        or not texts
+        or not all(isinstance(t, str) and t for t in texts)
+    ):
+        raise ConfigError(
+            f"{where}: expected a text, or a list of texts, to wait for in the call's results "
+            f"(each not empty), got {_shown(value)}"
+        )
+    return tuple(texts)
+
+
 @attrs.frozen(kw_only=True)
 class Step:
     """One scripted model turn.  Exactly one of ``tool``, ``reply``, ``submit``, ``fail``.
@@ -298,6 +318,7 @@ class Step:
     usage: StepUsage | None = attrs.field(default=None, converter=_usage)
     no_usage: bool = False
     faults: tuple[Fault, ...] = attrs.field(default=(), converter=_faults)
+    until: tuple[str, ...] = attrs.field(default=(), converter=_until)
 
     def as_data(self) -> dict[str, Any]:
         """The step as a plain mapping a script may give (its fields that differ from the
@@ -320,6 +341,8 @@ class Step:
                 {k: v for k, v in attrs.asdict(f).items() if v not in (None, False)}
                 for f in self.faults
             ]
+        if self.until:
+            data["until"] = list(self.until)
         return data
 
     def __attrs_post_init__(self) -> None:
@@ -331,6 +354,11 @@ class Step:
             )
         if self.no_usage and self.usage is not None:
             raise ConfigError("Step: give usage or no_usage, not both")
+        if self.until and self.tool is None:
+            raise ConfigError(
+                "Step: until goes with a tool step (a poll waits for the tool's results), "
+                f"not with {kinds[0]}"
+            )
         _seconds(self.sleep, "Step.sleep")
 
 
@@ -357,6 +385,12 @@ def fail(message: str) -> Step:
 def pause(seconds: float, step: Step) -> Step:
     """``step``, completing only after ``seconds``."""
     return attrs.evolve(step, sleep=seconds)
+
+
+def poll(step: Step, *texts: str) -> Step:
+    """``step`` (a tool call) played again and again until its results hold every one of
+    ``texts``: ``poll(pause(0.5, call("read_messages")), 'from="w1"', 'from="w2"')``."""
+    return attrs.evolve(step, until=texts)
 
 
 def _step_from(data: object, where: str) -> Step:
@@ -391,6 +425,7 @@ def _step_from(data: object, where: str) -> Step:
         "usage": _usage(data.get("usage"), f"{where}.usage"),
         "no_usage": _flag(data.get("no_usage", False), f"{where}.no_usage"),
         "faults": _faults(data.get("faults"), f"{where}.faults"),
+        "until": _until(data.get("until"), f"{where}.until"),
     }
     try:
         return Step(**fields)
@@ -502,6 +537,35 @@ class Turn:
         return self.step.sleep
 
 
+def step_index(messages: Sequence[Said], steps: Sequence[Step]) -> int:
+    """The index of the step a call with ``messages`` plays: each assistant message so far
+    played one step, and moved the script on unless that step polls (``until``) and its
+    calls' results, counted from the poll's first turn, do not yet hold every text."""
+    index, repeats, seen = 0, 0, ""
+    for at, m in enumerate(messages):
+        if m.role != "assistant":
+            continue
+        step = steps[index] if index < len(steps) else None
+        if step is None or not step.until:
+            index += 1
+            continue
+        repeats += 1
+        seen += "\n".join(r.text for r in _results(messages, at)) + "\n"
+        if repeats >= MAX_REPEATS or all(text in seen for text in step.until):
+            index, repeats, seen = index + 1, 0, ""
+    return index
+
+
+def _results(messages: Sequence[Said], at: int) -> list[Said]:
+    """The tool results that answer the assistant message at ``at``."""
+    found = []
+    for m in messages[at + 1 :]:
+        if m.role != "tool":
+            break
+        found.append(m)
+    return found
+
+
 class Scripts:
     """A set of scripts and the default answer: which step a call plays, and what it says."""
 
@@ -523,8 +587,8 @@ class Scripts:
         ``script_key``): the step at the index of the number of assistant messages so far, or,
         past the script's end, the default answer (``submit`` when a submit tool is offered)."""
         key = script_key(messages, member)
-        index = sum(1 for m in messages if m.role == "assistant")
         steps = self.script_for(key)
+        index = step_index(messages, steps)
         if index < len(steps):
             step = steps[index]
             found: int | None = index

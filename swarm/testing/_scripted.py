@@ -43,6 +43,7 @@ from swarm.testing._script import (
     call,
     fail,
     pause,
+    poll,
     reply,
     submit,
 )
@@ -54,6 +55,7 @@ __all__ = [
     "call",
     "fail",
     "pause",
+    "poll",
     "reply",
     "submit",
 ]
