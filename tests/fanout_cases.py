@@ -38,9 +38,9 @@ from swarm.plugins.scorers.fanout import (
 from swarm.plugins.scorers.fanout._task import sandbox_spec, shard_files
 from swarm.records import NOTICE_PREFIX
 from swarm.testing._scripted import MODEL_VARIANTS, ScriptedModelAPI
+from tests.fanout_records import RULES, score
 
 Scripts = dict[str, list[dict[str, Any]]]
-RULES = ("coverage", "delegation", "dedup", "receipts", "provenance", "proof_of_work")
 STOPPING = "The swarm is stopping"
 
 
@@ -133,11 +133,6 @@ def run_fanout(
     assert log.status == "success", log.error
     [sample] = log.samples or []
     return sample
-
-
-def score(sample: EvalSample) -> Any:
-    [found] = (sample.scores or {}).values()
-    return found
 
 
 def failing(sample: EvalSample) -> dict[str, Any]:

@@ -17,7 +17,6 @@ from typing import Any
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 from inspect_ai.log import EvalLog, EvalSample
-from inspect_ai.model import get_model
 from inspect_ai.scorer import Score
 from inspect_ai.solver import Generate, TaskState, solver
 from inspect_ai.util import sandbox
@@ -28,7 +27,6 @@ from swarm.plugins.scorers.fanout import (
     ARTIFACT_KEY,
     Fixture,
     fanout_rubric,
-    fanout_sample,
     load_fixture,
 )
 
@@ -41,20 +39,11 @@ def run_fixture_task(
     sandbox: str = "bwrap",
     model: str = "swarm/scripted",
 ) -> EvalSample:
-    """The json-events fan-out task with ``solver`` on the scripted model following
-    ``scripts``, scored by the rubric: its one sample."""
-    fixture = load_fixture("json-events")
-    task = Task(
-        dataset=[fanout_sample(fixture)],
-        solver=solver,
-        scorer=fanout_rubric(fixture="json-events"),
-        sandbox=sandbox,
-    )
-    found = get_model(model, scripts=scripts, memoize=False)
-    [log] = eval(task, model=found, display="none", log_dir=None)
-    assert log.status == "success", log.error
-    [sample] = log.samples or []
-    return sample
+    """The json-events fan-out task with ``solver`` under the provider ``sandbox``, on the
+    scripted model following ``scripts``, scored by the rubric: its one sample."""
+    from tests.fanout_cases import run_fanout
+
+    return run_fanout(load_fixture("json-events"), sandbox, scripts, solver=solver, model=model)
 
 
 def score(sample: EvalSample) -> Any:
