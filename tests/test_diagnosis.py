@@ -19,7 +19,17 @@ from inspect_ai.tool import Tool, tool
 from swarm import Budget, channel, controller, member, swarm, swarm_on_continue, swarm_tools
 from swarm.analysis import swarm_evidence
 from swarm.diagnosis import CHECKS, Diagnosis, diagnose, diagnose_log
-from swarm.testing import Step, call, fail, pause, reply, run_eval, scripted_model, submit
+from swarm.testing import (
+    Step,
+    call,
+    fail,
+    pause,
+    poll,
+    reply,
+    run_eval,
+    scripted_model,
+    submit,
+)
 
 BOARD = "/shared_memory"
 BIN = Path(sys.executable).parent
@@ -83,7 +93,9 @@ def test_step_repetition(tmp_path: Path) -> None:
     assert finding.evidence == ("member:looper", *(f"tool:{i}" for i in repeated))
 
 
-def test_information_withholding(tmp_path: Path) -> None:
+def test_a_board_write_nobody_viewed_charges_nobody(tmp_path: Path) -> None:
+    # a board write is addressed to no one: that nobody viewed it shows in the funnel, and is
+    # no member's failure (the writer shared it; nobody was asked to read it)
     write = call("shared_memory", command="create", path=f"{BOARD}/notes.md", file_text="alpha")
     sample = sample_of(
         board_swarm("writer", "idle"),
@@ -91,12 +103,42 @@ def test_information_withholding(tmp_path: Path) -> None:
         tmp_path,
     )
     found = diagnose(sample)
-    assert checks_of(found) == ["information_withholding"]
-    [finding] = found.findings
-    assert (finding.member, finding.mode) == ("writer", "FM-2.4 Information withholding")
-    assert finding.evidence[0] == "w-1"
+    assert found.findings == ()
     [board] = found.figures.funnels
     assert (board.channel, board.sent, board.read, board.acted) == ("shared_memory", 1, 0, 0)
+
+
+def test_information_withholding(tmp_path: Path) -> None:
+    # the lead spawns keeper to look a value up; keeper looks it up and submits it without
+    # telling the lead, which waited for it
+    solver = swarm(
+        members=member("swarm/worker", name="lead", can_spawn=["worker"]),
+        templates={"worker": member(board_worker)},
+    )
+    lead = [u(call("spawn_child", name="keeper", task="What is the value of alpha?"))]
+    lead += [u(call("wait_for_children")), u(submit("unknown"))]
+    keeper = [u(call("lookup", key="alpha")), u(submit("the value of alpha"))]
+    found = diagnose(sample_of(solver, {"lead": lead, "keeper": keeper}, tmp_path))
+    assert checks_of(found) == ["information_withholding"]
+    [finding] = found.findings
+    assert (finding.member, finding.mode) == ("keeper", "FM-2.4 Information withholding")
+    assert finding.evidence == ("spawn:1", "member:keeper")
+
+
+def test_unread_message(tmp_path: Path) -> None:
+    # c replies to the lead, which waits for it and submits without reading it
+    solver = swarm(
+        members=member("swarm/worker", name="lead", can_spawn=["worker"]),
+        templates={"worker": member("swarm/worker")},
+    )
+    lead = [u(call("spawn_child", name="c", task="a word")), u(call("wait_for_children"))]
+    lead += [u(submit("42"))]
+    child = [u(call("send_message", to="parent", text="forty-two")), u(submit("42"))]
+    found = diagnose(sample_of(solver, {"lead": lead, "c": child}, tmp_path))
+    assert checks_of(found) == ["unread_message"]
+    [finding] = found.findings
+    assert (finding.member, finding.mode) == ("lead", "FM-2.5 Ignored other agent's input")
+    assert finding.evidence == ("message:1", "member:lead")
 
 
 def test_ignored_input(tmp_path: Path) -> None:
@@ -124,6 +166,8 @@ def test_ignored_input(tmp_path: Path) -> None:
 
 
 def test_premature_termination(tmp_path: Path) -> None:
+    # slow tells the lead it started, then works on; the lead reads that and submits, which
+    # stops the swarm while slow is still working: the lead ended the task too early
     solver = swarm(
         members=member("swarm/worker", name="lead", can_spawn=["worker"]),
         templates={"worker": member("swarm/worker")},
@@ -134,31 +178,43 @@ def test_premature_termination(tmp_path: Path) -> None:
         {
             "lead": [
                 u(call("spawn_child", name="slow", task="count")),
-                pause(0.5, u(submit("42"))),
+                poll(u(call("read_messages")), "started"),
+                u(submit("started")),
             ],
-            "slow": [u(reply("working")), pause(5, u(reply("done")))],
+            "slow": [
+                u(call("send_message", to="parent", text="started")),
+                pause(5, u(reply("done"))),
+            ],
         },
         tmp_path,
     )
     found = diagnose(sample)
     assert checks_of(found) == ["premature_termination"]
     [finding] = found.findings
-    assert (finding.member, finding.mode) == ("slow", "FM-3.1 Premature termination")
+    assert (finding.member, finding.mode) == ("lead", "FM-3.1 Premature termination")
     assert finding.evidence == ("member:slow", "spawn:1")
 
 
 def test_work_after_the_stop(tmp_path: Path) -> None:
+    # quick's submission stops the swarm while late's call is in flight: late's call ends
+    # after the stop (work after it), and quick stopped the swarm while late worked
     solver = swarm(members=[member(board_worker, name="quick"), member(board_worker, name="late")])
     sample = sample_of(
         solver,
-        {"quick": [u(submit("42"))], "late": [pause(0.5, u(reply("still working")))]},
+        {"quick": [u(submit("42"))], "late": [pause(0.5, u(call("lookup", key="x")))]},
         tmp_path,
     )
     found = diagnose(sample)
-    assert checks_of(found) == ["work_after_stop"]
-    [finding] = found.findings
+    assert checks_of(found) == ["premature_termination", "work_after_stop"]
+    stopped, finding = found.findings
+    assert (stopped.member, stopped.evidence) == ("quick", ("member:late",))
     assert (finding.member, finding.mode) == ("late", "FM-1.5 Unaware of termination conditions")
-    [late] = [e for e in sample.events if isinstance(e, ModelEvent) and e.output.completion]
+    [late] = [
+        e
+        for e in sample.events
+        if isinstance(e, ModelEvent)
+        and any(c.function == "lookup" for c in e.output.message.tool_calls or [])
+    ]
     assert finding.evidence == (f"event:{late.uuid}",)
     assert "(15 tokens)" in finding.why
 
@@ -180,6 +236,7 @@ def test_every_check_has_a_scenario() -> None:
     assert list(CHECKS) == [
         "step_repetition",
         "information_withholding",
+        "unread_message",
         "ignored_input",
         "premature_termination",
         "work_after_stop",
@@ -236,11 +293,12 @@ def fan_out_of_8(tmp_path: Path) -> EvalSample:
     lead = [u(call("spawn_child", name=n, task=f"a word for {n}"), LEAD) for n in NAMES]
     lead += [u(call("wait_for_children"), LEAD), u(call("read_messages"), LEAD)]
     lead += [u(submit(" ".join(f"{n}=w{n}" for n in NAMES)), LEAD)]
+    lead[-1] = pause(0.2, lead[-1])  # the lead's answer, and c8's counting, take time
     scripts = {"lead": lead}
     for n in NAMES:
         scripts[n] = [
             u(reply("reading"), CHILD),
-            u(reply("counting"), CHILD),
+            pause(0.3 if n == "c8" else 0.0, u(reply("counting"), CHILD)),
             u(call("send_message", to="parent", text=f"w{n}"), CHILD),
             u(submit(f"w{n}"), CHILD),
         ]
@@ -271,8 +329,9 @@ def test_the_critical_path_of_a_fan_out_of_8(tmp_path: Path) -> None:
     assert found.findings == ()
     events = model_events(sample)
     assert len(events["lead"]) == 11 and all(len(events[n]) == 4 for n in NAMES)
-    # by hand: the lead's 8 spawns, the last child's 3 calls up to its reply, and the lead's
-    # call that holds the replies (its 11th); 12 calls, longer than the lead's own 11
+    # by hand: the longest chain in time runs through the two calls that take time: the
+    # lead's 8 spawns, c8's 3 calls up to its reply (its 2nd takes 0.3 s), and the lead's call
+    # that holds the replies (its 11th, 0.2 s); every other call takes a few milliseconds
     path = [*events["lead"][:8], *events["c8"][:3], events["lead"][10]]
     path_tokens = sum(e.output.usage.total_tokens for e in path)
     assert path_tokens == 9 * 110 + 3 * 25 == 1065
@@ -290,6 +349,7 @@ def test_the_critical_path_of_a_fan_out_of_8(tmp_path: Path) -> None:
     path_time = sum(e.working_time or 0.0 for e in path)
     assert cp.time == pytest.approx(path_time)
     assert found.figures.parallelism == pytest.approx(total_time / path_time)
+    assert found.figures.parallelism <= 9  # never more than the members that ran
     figures = found.figures
     assert (figures.model_calls, figures.tokens) == (43, 11 * 110 + 32 * 25)
     # outside the answer's chain: each child's submit, after its reply
@@ -373,6 +433,7 @@ def test_inspect_score_adds_the_findings_to_a_saved_log(tmp_path: Path) -> None:
     assert score.value == {
         "step_repetition": 1,
         "information_withholding": 0,
+        "unread_message": 0,
         "ignored_input": 0,
         "premature_termination": 0,
         "work_after_stop": 0,

@@ -816,10 +816,6 @@ def test_the_docs_pictures_are_timelines_of_their_examples() -> None:
     assert findings(board) == [("reader", "ignored_input"), ("broken", "never_acted")]
     demo = picture("timeline-demo.svg")
     assert lanes(demo) == ["writer", "waiter", "crasher"]
-    assert findings(demo) == [
-        ("writer", "information_withholding"),
-        ("writer", "information_withholding"),
-        ("crasher", "never_acted"),
-    ]
+    assert findings(demo) == [("writer", "premature_termination"), ("crasher", "never_acted")]
     for root in (fan_out, board, demo):  # drawn since model time excludes what came before it
         assert [e for e in root.iter() if "setup" in classes(e)]

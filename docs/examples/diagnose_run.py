@@ -2,10 +2,13 @@
 a reader ignores what it read and one member never acts.
 
 Runs on the scripted model (no key).  Every step's usage is set, so the tokens printed are the
-same on every run; times are not printed (they vary).  The second run's log is written to
-diagnosed/, for `inspect score` (docs/diagnosis.md).  With ``--pictures DIR`` it also draws each
-run's timeline (the critical path and the findings on it) into DIR: the docs' pictures are
-drawn so (``python docs/examples/diagnose_run.py --pictures docs/images``).
+same on every run; times are not printed (they vary).  The critical path is the longest chain in
+time, and a scripted call takes a few milliseconds (which of two such calls is longer is the
+machine's noise), so one call of each run is paused: the path runs through it on every run.
+The second run's log is written to diagnosed/, for `inspect score` (docs/diagnosis.md).  With
+``--pictures DIR`` it also draws each run's timeline (the critical path and the findings on it)
+into DIR: the docs' pictures are drawn so (``python docs/examples/diagnose_run.py --pictures
+docs/images``).
 """
 
 import sys
@@ -17,7 +20,7 @@ from inspect_ai.log import read_eval_log
 
 from swarm import channel, controller, member, swarm, swarm_on_continue, swarm_tools
 from swarm.diagnosis import diagnose
-from swarm.testing import Step, call, run_eval, scripted_model, submit
+from swarm.testing import Step, call, pause, run_eval, scripted_model, submit
 from swarm.timeline import timeline
 
 
@@ -53,7 +56,8 @@ def show(log_location: str, picture: str) -> None:
 print("== a fan-out of three")
 children = ["north", "south", "east"]
 lead = [used(call("spawn_child", name=n, task=f"Count the {n} shard."), 100) for n in children]
-lead += [used(call("wait_for_children"), 100), used(call("read_messages"), 100)]
+lead += [pause(0.3, used(call("wait_for_children"), 100))]  # this call takes 0.3 s
+lead += [used(call("read_messages"), 100)]
 lead += [used(submit("north 3, south 5, east 8"), 100)]
 scripts = {"lead": lead}
 for n, count in zip(children, ("3", "5", "8"), strict=True):
@@ -85,7 +89,12 @@ model = scripted_model(
         "writer": [{"tool": "shared_memory", "args": write, **usage}, {"submit": "17", **usage}],
         "reader": [
             {"tool": "swarm_wait", "args": {"path": "/shared_memory/count.md"}, **usage},
-            {"tool": "shared_memory", "args": {"command": "view", "path": "f-1"}, **usage},
+            {
+                "tool": "shared_memory",
+                "args": {"command": "view", "path": "f-1"},
+                "sleep": 0.3,  # this call takes 0.3 s
+                **usage,
+            },
             {"submit": "42", **usage},
         ],
         "broken": [{"fail": "model API down"}],

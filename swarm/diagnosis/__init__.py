@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from swarm.diagnosis._checks import CHECKS, REPEAT_AT, STOP_SLACK, Finding
+from swarm.diagnosis._checks import CHECKS, REPEAT_AT, STOP_SLACK, WAITING_TOOLS, Finding
 from swarm.diagnosis._columns import DiagnosisColumns
 from swarm.diagnosis._diagnose import Diagnosis, diagnose, diagnose_log
 from swarm.diagnosis._figures import COORDINATION_TOOLS, CriticalPath, Figures, Funnel
@@ -23,6 +23,7 @@ __all__ = [
     "COORDINATION_TOOLS",
     "REPEAT_AT",
     "STOP_SLACK",
+    "WAITING_TOOLS",
     "CriticalPath",
     "Diagnosis",
     "DiagnosisColumns",

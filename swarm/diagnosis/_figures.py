@@ -40,9 +40,9 @@ COORDINATION_TOOLS = frozenset(
 
 @attrs.frozen
 class CriticalPath:
-    """The longest chain of completed model calls (most calls, then most tokens), each call
-    after the one before it in one member's order or linked to it (a read of its write, a
-    receipt of its message, a spawn)."""
+    """The longest chain of completed model calls in time (the most summed call time, then
+    the most calls, then the most tokens), each call after the one before it in one member's
+    order or linked to it (a read of its write, a receipt of its message, a spawn)."""
 
     steps: int
     tokens: int
@@ -72,7 +72,7 @@ class Figures:
     tokens: int  # their tokens
     model_time: float  # their summed time
     critical_path: CriticalPath
-    parallelism: float | None  # model_time / critical_path.time
+    parallelism: float | None  # model_time / critical_path.time; None when that time is 0
     answer_tokens: int | None  # tokens of the answer's chain (the answer's last call and its
     # ancestors); None with no answer
     overhead_tokens: int | None  # tokens - answer_tokens
@@ -120,14 +120,17 @@ def predecessors(trace: Trace) -> dict[int, list[int]]:
 
 
 def _critical(trace: Trace, preds: Mapping[int, list[int]]) -> CriticalPath:
+    """The chain with the most summed time (then the most calls, then the most tokens, then
+    the first in transcript order): a longest path of the graph of calls, one pass in
+    transcript order (every predecessor comes before its call)."""
     by_index = {c.index: c for c in trace.done()}
-    best: dict[int, tuple[int, int]] = {}
+    best: dict[int, tuple[float, int, int]] = {}  # (time, calls, tokens) of the best chain
     back: dict[int, int | None] = {}
     for index in sorted(by_index):
         call = by_index[index]
         before = max(preds[index], key=lambda p: best[p], default=None)
-        steps, tokens = best[before] if before is not None else (0, 0)
-        best[index] = (steps + 1, tokens + call.tokens)
+        time, steps, tokens = best[before] if before is not None else (0.0, 0, 0)
+        best[index] = (time + call.time, steps + 1, tokens + call.tokens)
         back[index] = before
     if not best:
         return CriticalPath(steps=0, tokens=0, time=0.0, calls=(), members=())
@@ -141,7 +144,7 @@ def _critical(trace: Trace, preds: Mapping[int, list[int]]) -> CriticalPath:
     return CriticalPath(
         steps=len(chain),
         tokens=sum(c.tokens for c in chain),
-        time=sum(c.time for c in chain),
+        time=best[chain[-1].index][0],
         calls=tuple((c.member, c.step) for c in chain),
         members=tuple(members),
     )
