@@ -36,9 +36,16 @@ through the other, so a field added to one side only fails the build.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+)
 
 __all__ = [
     "ResultFinal",
@@ -48,6 +55,7 @@ __all__ = [
     "Calls",
     "LedgerBudget",
     "LedgerCaps",
+    "LedgerShare",
     "MemberLedger",
     "MessageLog",
     "MessageLogEntry",
@@ -109,8 +117,23 @@ class Calls(_Record):
     unpriced: int = Field(description="Completed calls with usage but no cost.")
 
 
+class LedgerShare(_Record):
+    """The share of a split budget a member spends from."""
+
+    owner: str = Field(
+        description="The roster member whose share it is: the member itself, or for a member "
+        "spawned at run time the one its parent spends from."
+    )
+    cost: float | None = Field(description="Dollars; null when cost is not capped.")
+    tokens: int | None = Field(description="Tokens; null when tokens are not capped.")
+
+
 class MemberLedger(_Record):
-    """One member's accounting."""
+    """One member's accounting.
+
+    ``share`` is written only when the budget is split: a ledger of ``split="pool"`` has the
+    spec's fields and no other.
+    """
 
     name: str = Field(description="The member's name.")
     status: str | None = Field(description="How it ended; null if never started.")
@@ -120,6 +143,18 @@ class MemberLedger(_Record):
     cancelled: bool = Field(description="The swarm or the sample cancelled it.")
     background_started: int = Field(description="Background tasks it started.")
     background_cancelled: int = Field(description="Background tasks cancelled unfinished.")
+    share: LedgerShare | None = Field(
+        default=None,
+        description="The share it spends from and is stopped at, with a split budget; absent "
+        "with split 'pool'.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_pool_share(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if self.share is None:
+            del data["share"]
+        return data
 
 
 class LedgerBudget(_Record):

@@ -9,8 +9,9 @@ from typing import Any
 import anyio
 import attrs
 from inspect_ai.agent import Agent, AgentState, agent, react
+from inspect_ai.event import ModelEvent, SpanBeginEvent
 from inspect_ai.log import EvalSample
-from inspect_ai.model import ChatMessageUser, GenerateConfig, ModelAPI
+from inspect_ai.model import ChatMessageUser, GenerateConfig, ModelAPI, ModelUsage
 from inspect_ai.tool import Tool, tool
 from inspect_ai.util import sandboxenv
 
@@ -435,3 +436,26 @@ def set_clock() -> Tool:
 def clocked() -> Agent:
     """A member wired to the swarm, with the test's clock."""
     return react(tools=[set_clock(), swarm_tools()], on_continue=swarm_on_continue())
+
+
+def logged_usage(sample: EvalSample) -> dict[str, ModelUsage]:
+    """Each member's usage summed from the model events in its spans: what Inspect logged,
+    attributed here independently of swarm-eval (by walking span parents)."""
+    spans = {e.id: e for e in sample.events if isinstance(e, SpanBeginEvent)}
+    names = {m["name"] for m in result(sample)["members"]}
+
+    def owner(span_id: str | None) -> str | None:
+        while span_id is not None and span_id in spans:
+            span = spans[span_id]
+            if span.type == "agent" and span.name in names:
+                return span.name
+            span_id = span.parent_id
+        return None
+
+    totals = {name: ModelUsage() for name in names}
+    for e in sample.events:
+        if isinstance(e, ModelEvent) and e.output is not None and e.output.usage is not None:
+            who = owner(e.span_id)
+            if who is not None and e.cache != "read":
+                totals[who] = totals[who] + e.output.usage
+    return totals

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from inspect_ai.agent import Agent, AgentState, agent
-from inspect_ai.event import ModelEvent, SpanBeginEvent, ToolEvent
+from inspect_ai.event import ToolEvent
 from inspect_ai.log import EvalSample
 from inspect_ai.model import (
     ChatMessage,
@@ -28,7 +28,7 @@ from inspect_ai.tool import ToolInfo
 from swarm import Budget, controller, member, swarm
 from swarm.testing import ScriptedModelAPI, Step, pause, run_eval, scripted_model, submit
 
-from helpers import result, statuses, worker
+from helpers import logged_usage, result, statuses, worker
 
 PRICE = ModelCost(input=1.0, output=2.0, input_cache_write=1.0, input_cache_read=0.1)
 
@@ -42,29 +42,6 @@ def priced() -> Iterator[None]:
 
 def ledger_of(sample: EvalSample) -> dict[str, Any]:
     return sample.store["inspect_swarm:ledger"]  # type: ignore[no-any-return]
-
-
-def logged_usage(sample: EvalSample) -> dict[str, ModelUsage]:
-    """Each member's usage summed from the model events in its spans: what Inspect logged,
-    attributed here independently of swarm-eval (by walking span parents)."""
-    spans = {e.id: e for e in sample.events if isinstance(e, SpanBeginEvent)}
-    names = {m["name"] for m in result(sample)["members"]}
-
-    def owner(span_id: str | None) -> str | None:
-        while span_id is not None and span_id in spans:
-            span = spans[span_id]
-            if span.type == "agent" and span.name in names:
-                return span.name
-            span_id = span.parent_id
-        return None
-
-    totals = {name: ModelUsage() for name in names}
-    for e in sample.events:
-        if isinstance(e, ModelEvent) and e.output is not None and e.output.usage is not None:
-            who = owner(e.span_id)
-            if who is not None and e.cache != "read":
-                totals[who] = totals[who] + e.output.usage
-    return totals
 
 
 def metered_tokens(sample: EvalSample) -> dict[str, int]:

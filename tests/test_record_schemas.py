@@ -13,10 +13,16 @@
   runs of ``stored_runs.py``; never rewrite it to make this test pass.  Its result records
   have since gained the fields of answers (each member's ``answer``, ``answer_chars`` and
   ``verified``, the final's ``answer`` and ``answer_chars``, ``submissions``): regenerated from
-  the same runs, after checking that without those fields every byte was the same.
+  the same runs, after checking that without those fields every byte was the same.  Issue 41
+  (a split budget's share is each member's own cap) changed the ``whole_numbers`` run, a lone
+  member with ``split=[2]``: its member ends ``share`` at its share (the whole cap), not
+  ``swarm_cap``, the swarm's ``stop_reason`` is ``all_done``, and the ledger's member has a
+  ``share``; those five values were edited in by hand, every other byte is as stored.
 - The ledger's fields are in the spec's order (``tests/data/spec_ledger_example.json``), the spawn
   ledger's and the message log's in their tables' order on ``docs/spawning.md``; every field has
-  a description.
+  a description.  The one field the spec does not name is a member's ``share``, last in its
+  entry and written only with a split budget (docs/ledger.md), so a pooled ledger has the
+  spec's fields and no other.
 """
 
 from __future__ import annotations
@@ -48,7 +54,7 @@ from swarm import (
 )
 from swarm import swarm as swarm_solver
 from swarm._accounts.accounts import Accounts
-from swarm._accounts.caps import SAMPLE_LIMIT_KINDS, SwarmCaps
+from swarm._accounts.caps import SAMPLE_LIMIT_KINDS, SwarmCaps, shares
 from swarm._accounts.meter import UsageMeter, usage_dict
 from swarm._report.events import CallCounts, RunEvents
 from swarm._report.ledger import build_ledger, native_compaction_classes
@@ -270,10 +276,40 @@ def small_ledger() -> dict[str, Any]:
     )
 
 
+def split_ledger() -> dict[str, Any]:
+    """``small_ledger`` with 100 tokens split equally between ``a`` and ``b``, whom ``c``
+    joined (spawned by ``b``)."""
+    accounts = Accounts(Budget(tokens=100, split="equal"))
+    accounts.add_member("a", MemberLimits())
+    accounts.add_member("b", MemberLimits())
+    accounts.caps = SwarmCaps(tokens=100)
+    accounts.shares = shares(accounts.budget, accounts.caps, ["a", "b"])
+    accounts.add_member("c", MemberLimits(), share_of="b")
+    return build_ledger(
+        accounts=accounts,
+        events=RunEvents(),
+        members=[ended_member(n, "submitted") for n in ("a", "b", "c")],
+        stop_reason="all_done",
+        ended_by=None,
+        interrupted=False,
+        final_cancelled=False,
+        wall_clock=1.0,
+    )
+
+
 def test_the_ledger_is_written_with_the_schemas_fields_in_its_order() -> None:
     record = small_ledger()
     assert list(record) == list(schemas.SwarmLedger.model_fields)
+    # a pooled budget: every field but the share, which only a split budget has
+    assert [*record["members"][0], "share"] == list(schemas.MemberLedger.model_fields)
+    assert schemas.SwarmLedger.model_validate(record).model_dump() == record
+    record = split_ledger()
     assert list(record["members"][0]) == list(schemas.MemberLedger.model_fields)
+    assert [m["share"] for m in record["members"]] == [
+        {"owner": "a", "cost": None, "tokens": 50},
+        {"owner": "b", "cost": None, "tokens": 50},
+        {"owner": "b", "cost": None, "tokens": 50},
+    ]
     assert schemas.SwarmLedger.model_validate(record).model_dump() == record
 
 
@@ -455,7 +491,12 @@ def _is_model(annotation: Any) -> bool:
 
 
 def test_the_ledger_schema_has_the_specs_fields_in_the_specs_order() -> None:
-    assert key_tree(schemas.SwarmLedger) == example_tree(SPEC_LEDGER)
+    # and a member's share (a split budget's; the spec's example is pooled), last in its entry
+    spec = example_tree(SPEC_LEDGER)
+    members = spec.index(("members", example_tree(SPEC_LEDGER["members"][0])))
+    share = ("share", ["owner", "cost", "tokens"])
+    spec[members] = ("members", [*spec[members][1], share])
+    assert key_tree(schemas.SwarmLedger) == spec
 
 
 def table_fields(page: str, heading: str) -> list[str]:
@@ -492,7 +533,7 @@ def all_models() -> list[type[BaseModel]]:
 
 def test_every_field_of_every_schema_has_a_description() -> None:
     found = all_models()
-    assert len(found) == 23  # the result 4, the ledger 8, spawns 2, messages 3, subagents 6
+    assert len(found) == 24  # the result 4, the ledger 9, spawns 2, messages 3, subagents 6
     missing = [
         f"{m.__name__}.{name}"
         for m in found

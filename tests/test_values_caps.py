@@ -217,7 +217,8 @@ def test_weighted_shares_follow_the_roster_order(log_dir: Path) -> None:
 def test_a_spawned_member_spends_from_its_parents_share(log_dir: Path) -> None:
     # weights 2:1 of 600 tokens: lead's share is 400, other's 200.  lead spawns helper (100
     # tokens) and waits (100); helper's calls (100 each, from 0.3 s on) take lead's share to
-    # 400 at its second; lead's next call finds its share used up too
+    # 400 at its second; lead's next call finds its share used up too, and is refused before it
+    # is made (so lead spends 200, not 300).  The ledger shows the share each spends from.
     lead = [
         Step(tool="spawn_child", args={"name": "helper", "task": "Help."}, usage=(90, 10)),
         Step(tool="wait_for_children", args={}, usage=(90, 10)),
@@ -241,7 +242,19 @@ def test_a_spawned_member_spends_from_its_parents_share(log_dir: Path) -> None:
     )
     sample = only_sample(run_eval(solver, model=model, log_dir=log_dir))
     assert statuses(sample) == {"lead": "share", "other": "submitted", "helper": "share"}
-    assert tokens(ledger(sample)) == {"lead": 300, "other": 50, "helper": 200}
+    record = ledger(sample)
+    assert tokens(record) == {"lead": 200, "other": 50, "helper": 200}
+    assert {m["name"]: m["calls"]["calls"] for m in record["members"]} == {
+        "lead": 2,
+        "other": 1,
+        "helper": 2,
+    }
+    assert {m["name"]: m["share"] for m in record["members"]} == {
+        "lead": {"owner": "lead", "cost": None, "tokens": 400},
+        "other": {"owner": "other", "cost": None, "tokens": 200},
+        "helper": {"owner": "lead", "cost": None, "tokens": 400},
+    }
+    assert record["overshoot"] == {}
     # the child is told whose share it spends from (not a weight of its own)
     found = preambles(sample)
     told = {name: found[name].split("\n\n")[1] for name in ("lead", "helper")}
@@ -340,7 +353,7 @@ def test_the_member_limit_messages_and_their_order(log_dir: Path, priced: None) 
     )
 
 
-def test_the_swarm_cap_outranks_a_share_and_a_share_a_member_limit(log_dir: Path) -> None:
+def test_the_swarm_cap_outranks_a_member_limit_and_so_does_a_share(log_dir: Path) -> None:
     model = scripted_model({"a": replies(10, (90, 10)), "b": [Step(submit="x", usage=(50, 50))]})
     # b's 100 tokens and a's second call reach the cap of 300 and a's member limit of 200
     sample = only_sample(

@@ -266,9 +266,9 @@ def test_the_model_hooks_meter_a_call_without_a_member_as_the_runtimes() -> None
             self.asked: list[str | None] = []
             self.recorded: list[tuple[str | None, int]] = []
 
-        def refusal(self, member: str | None) -> str | None:
+        def refused(self, member: str | None) -> SwarmStopped | None:
             self.asked.append(member)
-            return self.reason
+            return None if self.reason is None else SwarmStopped(self.reason)
 
         def record_usage(self, member: str | None, usage: ModelUsage) -> None:
             self.recorded.append((member, usage.total_tokens))

@@ -1,5 +1,5 @@
-"""Budgets: a cost cap, a token budget split equally, a member's own limit, a cap derived from a
-sample limit, and the error for a cost cap without prices.
+"""Budgets: a cost cap, a token budget split equally, a member's own limit, every member held to
+its own share, a cap derived from a sample limit, and the error for a cost cap without prices.
 
 The scripted model reports the usage each step gives (1,000 input and 100 output tokens per
 call here), and `set_model_info` prices it at $1 per million input tokens and $2 per million
@@ -44,6 +44,8 @@ def run(title: str, solver: object, scripts: dict[str, list[Step]], **eval_args:
     swarm_meter = ledger["swarm"]
     print(f"swarm: {swarm_meter['usage']['total_tokens']} tokens, ${swarm_meter['cost']:.4f}")
     print("overshoot:", {k: round(v, 4) for k, v in ledger["overshoot"].items()})
+    if any("share" in m for m in ledger["members"]):  # a split budget: each member's share
+        print("shares:", {m["name"]: m["share"]["tokens"] for m in ledger["members"]})
     return sample
 
 
@@ -60,9 +62,9 @@ run(
     {"worker-1": busy(100), "worker-2": slow + busy(99), "worker-3": slow + busy(99)},
 )
 
-# 2. A token cap split equally: each of the three members gets 10,000 tokens.  `greedy` uses
-#    its share up; `capped` reaches its own token limit first; `quick` submits.  Only the
-#    swarm's cap stops the swarm, so the others go on and it ends all_done.
+# 2. A token cap split equally: each of the three members gets 10,000 tokens, its own cap.
+#    `greedy` uses its share up; `capped` reaches its own token limit first; `quick` submits.
+#    A share stops only its member, so the others go on and the swarm ends all_done.
 sample = run(
     "equal split",
     swarm(
@@ -81,7 +83,23 @@ sample = run(
 first_input = next(e.input for e in resolve_sample_attachments(sample).events if e.event == "model")
 print("preamble:", first_input[-1].text.split("\n\n")[1])
 
-# 3. No cap given: the token cap is derived from the sample's token limit,
+# 3. Every member wants more than its share.  `first` calls at once; the first calls of
+#    `second` and `third` take 1 s, so `first` has passed its share (its last call is metered
+#    whole: 1,000 tokens over) before they start.  That overshoot comes out of no one else's
+#    share: each member is stopped at its own, and the swarm passes its cap by the three
+#    overshoots.
+late = busy(1, sleep=1.0)
+run(
+    "every member its share",
+    swarm(
+        members=[member(calculator_worker, name=n) for n in ("first", "second", "third")],
+        controller=controller("leaderless", stop_on_submission=False),
+        budget=Budget(tokens=30_000, split="equal"),
+    ),
+    {"first": busy(100), "second": late + busy(99), "third": late + busy(99)},
+)
+
+# 4. No cap given: the token cap is derived from the sample's token limit,
 #    20,000 * (1 - reserve) = 18,000, so the swarm stops before the sample's limit would.  One
 #    member, so that no other member's call is in flight when the cap is reached (how many
 #    tokens such a call adds depends on timing).
@@ -92,7 +110,7 @@ run(
     token_limit=20_000,
 )
 
-# 4. A cost cap needs prices for every member's model: without them the sample fails at once.
+# 5. A cost cap needs prices for every member's model: without them the sample fails at once.
 set_model_info("swarm/scripted", ModelInfo())
 run(
     "cost cap without prices",

@@ -1,5 +1,11 @@
 """A run's accounts: a meter per member, the runtime's, the final step's and the swarm's, and
 the checks of caps, shares and member limits after every completed call.
+
+With ``split="pool"`` a member's call is checked against the swarm's caps.  With a split budget
+the caps are divided into shares that add up to them, and a share is its members' own cap: a
+member's call is checked against the share it spends from, never against the swarm's total, so
+what one member spends past its share (the call that reaches it is metered whole) comes out of
+no other member's share.
 """
 
 from __future__ import annotations
@@ -150,30 +156,51 @@ class Accounts:
         self._live_cost += delta.total_cost or 0.0
 
     def _check(self, member: str, meter: UsageMeter) -> SwarmLimitError | None:
-        # a swarm cap is reported once, to the call that reaches it: calls in flight that
-        # complete after it (the swarm is stopping) finish and their members end "stopped"
-        caps = self.caps
-        if not self._cap_reached:
+        # a split budget is applied through its shares only (see the module's docstring)
+        share = self.share_used_up(member)
+        if share is not None:
+            return share
+        if not self.shares and not self._cap_reached:
+            # a swarm cap is reported once, to the call that reaches it: calls in flight that
+            # complete after it (the swarm is stopping) finish and their members end "stopped"
+            caps = self.caps
             if caps.tokens is not None and self._live_tokens >= caps.tokens:
                 self._cap_reached = True
                 return SwarmCapReached("token", self._live_tokens, caps.tokens)
             if caps.cost is not None and self._live_cost >= caps.cost:
                 self._cap_reached = True
                 return SwarmCapReached("cost", self._live_cost, caps.cost)
-        owner = self.share_owner[member]
-        share = self.shares.get(owner)
-        if share is not None:
-            tokens, cost = self._spent[owner]
-            if share.tokens is not None and tokens >= share.tokens:
-                return ShareExhausted(member, "token", tokens, share.tokens)
-            if share.cost is not None and cost >= share.cost:
-                return ShareExhausted(member, "cost", cost, share.cost)
         own = self.limits[member]
         if own.token is not None and meter.tokens >= own.token:
             return MemberLimitReached(member, "token", meter.tokens, own.token)
         if own.cost is not None and meter.cost >= own.cost:
             return MemberLimitReached(member, "cost", meter.cost, own.cost)
         return None
+
+    def share_used_up(self, member: str) -> ShareExhausted | None:
+        """The error for ``member`` when the share it spends from is used up (its tokens, then
+        its cost, at or past the share), else ``None`` (no split, or some of it is left).
+
+        Checked after each of the member's calls and before each new one: once a share is used
+        up, every member spending from it is refused its next call.
+        """
+        found = self.share_of(member)
+        if found is None:
+            return None
+        owner, share = found
+        tokens, cost = self._spent[owner]
+        if share.tokens is not None and tokens >= share.tokens:
+            return ShareExhausted(member, "token", tokens, share.tokens)
+        if share.cost is not None and cost >= share.cost:
+            return ShareExhausted(member, "cost", cost, share.cost)
+        return None
+
+    def share_of(self, member: str) -> tuple[str, Share] | None:
+        """The share ``member`` spends from, with its owner (the roster member whose share it
+        is); ``None`` with ``split="pool"``."""
+        owner = self.share_owner[member]
+        share = self.shares.get(owner)
+        return None if share is None else (owner, share)
 
     @property
     def swarm(self) -> UsageMeter:

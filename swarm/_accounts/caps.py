@@ -43,7 +43,7 @@ class SwarmCaps:
 
 @attrs.frozen(kw_only=True)
 class Share:
-    """One member's share of a split budget (``None``: that kind is not capped)."""
+    """One member's share of a split budget, its own cap (``None``: that kind is not capped)."""
 
     cost: float | None = None
     tokens: int | None = None

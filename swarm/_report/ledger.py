@@ -18,6 +18,7 @@ from swarm._schemas import (
     Calls,
     LedgerBudget,
     LedgerCaps,
+    LedgerShare,
     MemberLedger,
     Meter,
     SampleLimits,
@@ -60,6 +61,14 @@ def _budget_record(accounts: Accounts) -> LedgerBudget:
 
 def _meter(meter: UsageMeter) -> Meter:
     return Meter.model_validate(meter.as_dict())
+
+
+def _share(accounts: Accounts, member: str) -> LedgerShare | None:
+    found = accounts.share_of(member)
+    if found is None:
+        return None
+    owner, share = found
+    return LedgerShare(owner=owner, cost=share.cost, tokens=share.tokens)
 
 
 def _calls(counts: CallCounts) -> Calls:
@@ -128,6 +137,7 @@ def build_ledger(
                 cancelled=m.cancelled,
                 background_started=m.background_started,
                 background_cancelled=m.background_cancelled,
+                share=_share(accounts, m.name),
             )
             for m in members
         ],

@@ -43,11 +43,12 @@ logger = logging.getLogger("swarm")
 
 
 class BridgedCallRefused(RuntimeError):
-    """A sandbox-bridged member's model call the swarm refused (it is stopping, or the member
-    is torn down): the agent in the sandbox gets it as an error response."""
+    """A sandbox-bridged member's model call the swarm refused (its share is used up, the swarm
+    is stopping, or the member is torn down): the agent in the sandbox gets it as an error
+    response, whose text is the limit error's message (``Stopped by the swarm: <reason>``)."""
 
-    def __init__(self, reason: str) -> None:
-        super().__init__(f"Stopped by the swarm: {reason}")
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
 
 
 def note_bridged(member: RunMember, bridge: Bridge) -> None:

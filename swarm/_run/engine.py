@@ -28,6 +28,7 @@ from inspect_ai.util import sample_limits
 
 from swarm._accounts.accounts import Accounts
 from swarm._accounts.caps import effective_grace, sample_time_left
+from swarm._accounts.limit_errors import SwarmLimitError
 from swarm._accounts.pricing import check_prices
 from swarm._hooks.calls import RunHooks
 from swarm._hooks.catalog import PluginCatalog
@@ -45,7 +46,7 @@ from swarm._run.preamble import in_channel_order, preamble
 from swarm._run.sandboxes import MemberSandboxes
 from swarm._run.spawn_tools import kernel_tool_kind, kernel_tools
 from swarm._run.spawning import Spawner, SpawnPolicy, spawner_context
-from swarm._run.status import ended_by, every_member_errored, log_others
+from swarm._run.status import ended_by, every_member_errored, log_others, refusal_of
 from swarm._run.waits import Waits, waits_context
 from swarm._run.watchers import Watchers, cancel_after
 from swarm._run.wiring import Wiring, wiring_context
@@ -182,12 +183,10 @@ class SwarmRun:
         # raised into the call, so the output's tool calls do not run
         raise error
 
-    def refusal(self, member: str | None) -> str | None:
-        """Why ``member``'s new calls are refused: the swarm is stopping, or it is torn down."""
-        if self.stopping:
-            return self.stop_reason or "stopping"
-        m = self.roster.get(member)
-        return "parent_ended" if m is not None and m.torn_down else None
+    def refused(self, member: str | None) -> SwarmLimitError | None:
+        """The error ``member``'s new calls are refused with, or ``None`` (``refusal_of``)."""
+        stop = (self.stop_reason or "stopping") if self.stopping else None
+        return refusal_of(self.accounts, stop, self.roster.get(member))
 
     def sync_usage(self, member: str, usage: ModelUsage) -> None:
         """Bring a member's meter up to Inspect's record of what it spent."""

@@ -12,7 +12,7 @@ from contextvars import ContextVar
 
 from inspect_ai.hooks import BeforeModelGenerate, Hooks, ModelUsageData, hooks
 
-from swarm._accounts.limit_errors import SwarmLimitError, SwarmStopped
+from swarm._accounts.limit_errors import SwarmLimitError
 from swarm._inspect.private import bridged_call
 from swarm._run.bridging import BridgedCallRefused, halt, note_bridged
 from swarm._run.bus import bus_context
@@ -44,8 +44,9 @@ _registered = False
 
 
 class SwarmModelHooks(Hooks):
-    """Meters every model call made in a swarm, refuses new ones once it stops, and tells the
-    bus what each call that is sent carries (``Bus.sending``: what is seen)."""
+    """Meters every model call made in a swarm, refuses new ones once it stops (or once the
+    share the calling member spends from is used up), and tells the bus what each call that is
+    sent carries (``Bus.sending``: what is seen)."""
 
     def enabled(self) -> bool:
         # Inspect asks in the calling task: active only for calls made inside a swarm run,
@@ -60,12 +61,12 @@ class SwarmModelHooks(Hooks):
         bridge = bridged_call()
         if bridge is not None:
             note_bridged(sink.member(member.name), bridge)
-        reason = sink.refusal(member.name)
-        if reason is not None:
+        refused = sink.refused(member.name)
+        if refused is not None:
             if bridge == "sandbox":  # a limit error here would end the whole sample
-                halt(sink.member(member.name), "stopped")
-                raise BridgedCallRefused(reason)
-            raise SwarmStopped(reason)
+                halt(sink.member(member.name), refused.status)
+                raise BridgedCallRefused(refused.message)
+            raise refused
         bus = bus_context.get()
         if bus is not None:  # the call is sent: the tool results and notices in it are seen
             bus.sending(member.name, data.input)

@@ -13,6 +13,7 @@ from inspect_ai.model import ModelUsage
 from swarm.records import MemberView, SwarmView
 
 if TYPE_CHECKING:
+    from swarm._accounts.limit_errors import SwarmLimitError
     from swarm._run.members import RunMember
     from swarm.errors import SwarmError
 
@@ -46,23 +47,23 @@ class RunPort(Protocol):
         """Something happened (a record, a model call, a member start or end)."""
         ...
 
-    def refusal(self, member: str | None) -> str | None:
-        """Why ``member``'s new model calls are refused (the swarm is stopping, the member is
-        torn down), or ``None``."""
+    def refused(self, member: str | None) -> SwarmLimitError | None:
+        """The limit error ``member``'s new model calls are refused with (the share it spends
+        from is used up, the swarm is stopping, the member is torn down), or ``None``."""
         ...
 
 
 class UsageSink(Protocol):
     """Where the model-call hooks report: a completed call's usage, and whether new calls are
-    refused (the swarm is stopping)."""
+    refused (a share used up, the swarm stopping)."""
 
     def record_usage(self, member: str | None, usage: ModelUsage) -> None:
         """Meter a completed call; raise the limit error its member must end with."""
         ...
 
-    def refusal(self, member: str | None) -> str | None:
-        """Why ``member``'s new model calls are refused (the swarm is stopping, or its parent
-        ended), else ``None``."""
+    def refused(self, member: str | None) -> SwarmLimitError | None:
+        """The limit error ``member``'s new model calls are refused with (the share it spends
+        from is used up, the swarm is stopping, or its parent ended), else ``None``."""
         ...
 
     def member(self, name: str) -> RunMember:

@@ -1,4 +1,5 @@
-"""How a member ended, read from what its agent raised; what ended a run from outside."""
+"""How a member ended, read from what its agent raised; what ended a run from outside; why a
+member's new model calls are refused."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ import anyio
 import attrs
 from inspect_ai.util import LimitExceededError
 
+from swarm._accounts.accounts import Accounts
 from swarm._accounts.limit_errors import SwarmLimitError, SwarmStopped
-from swarm._run.members import Roster
+from swarm._run.members import Roster, RunMember
 from swarm.errors import MemberErrors, PluginError
 
 __all__ = [
@@ -21,6 +23,7 @@ __all__ = [
     "interrupted_status",
     "leaves",
     "log_others",
+    "refusal_of",
 ]
 
 logger = logging.getLogger("swarm")
@@ -63,6 +66,24 @@ def classify(ex: Exception) -> AgentEnd:
             return AgentEnd(status="member_limit:custom")
         return AgentEnd(propagate=True)  # a sample limit ends the whole sample, as in Inspect
     return AgentEnd(status="errored", error=ex if len(found) > 1 else found[0])
+
+
+def refusal_of(
+    accounts: Accounts, stop: str | None, member: RunMember | None
+) -> SwarmLimitError | None:
+    """The error ``member``'s new model calls are refused with, or ``None``.
+
+    The share it spends from is used up (``ShareExhausted``: status ``share``, its own limit,
+    which outranks a stop); the swarm is stopping (``stop`` is its reason); or the member is
+    torn down (its parent ended).  Both of the latter are ``SwarmStopped`` (status ``stopped``).
+    """
+    if member is not None and member.name in accounts.members:
+        used_up = accounts.share_used_up(member.name)
+        if used_up is not None:
+            return used_up
+    if stop is not None:
+        return SwarmStopped(stop)
+    return SwarmStopped("parent_ended") if member is not None and member.torn_down else None
 
 
 def interrupted_status(ex: BaseException) -> AgentEnd:

@@ -148,14 +148,14 @@ class Wiring:
     def notice_for(self, member: str, span: str) -> tuple[str, dict[str, Any]] | None:
         """The notice for a member's own loop at a turn boundary, or ``None``.
 
-        None once the swarm is stopping or the member is torn down: its next model call is
-        refused, so no notice is built, counted or marks anything seen.
+        None once the swarm is stopping, the member is torn down or its share is used up: its
+        next model call is refused, so no notice is built, counted or marks anything seen.
         """
         if self._own_loops.get(member) != span:
             return None
         self.continue_wired.add(member)
         view = self._port.member_view(member)
-        if view.delivery != "notify" or self._port.refusal(member) is not None:
+        if view.delivery != "notify" or self._port.refused(member) is not None:
             return None
         lines = self._hooks.notice_lines(self._port.view(), view, span)
         if not lines:
