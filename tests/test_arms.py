@@ -76,7 +76,7 @@ def test_a_deepagent_with_k_background_subagents_is_an_arm_of_its_own(tmp_path: 
     d = direct(row.log)
     assert (row.kind, row.k, row.samples, row.epochs) == ("subagents", 2, 2, 1)
     assert row.tokens == sum(d["spent"].values()) / 2 and row.within_budget
-    assert row.team == row.accuracy == sum(d["values"]) / 2
+    assert row.chosen == sum(d["values"]) / 2
     assert (
         read_eval_log(row.log).samples[0].store["inspect_swarm:result"]["members"][0]["name"]
         == "lead"
@@ -169,8 +169,19 @@ def direct(log_file: str) -> dict[str, Any]:
         sid: sum(u.total_tokens for s in e for u in s.model_usage.values())
         for sid, e in per.items()
     }
+    majority = {}
+    for sid, e in per.items():
+        votes: dict[str, list[bool]] = {}  # answer: right, in the order first given
+        for s in sorted(e, key=lambda s: s.epoch):
+            answer = (s.scores["includes"].answer or "").strip()
+            if answer:
+                votes.setdefault(answer, []).append(s.scores["includes"].value == "C")
+        most = max((len(v) for v in votes.values()), default=0)
+        top = [v for v in votes.values() if len(v) == most]
+        majority[sid] = top[0][0] if top else e[0].scores["includes"].value == "C"
     return {
         "log": log,
+        "majority": majority,
         "spent": spent,
         "costs": costs,
         "right": right,
@@ -218,18 +229,22 @@ def test_every_figure_agrees_with_a_direct_count_from_the_logs(sweep: Any) -> No
         assert row.max_tokens == max(d["spent"].values())
         assert row.over_budget == sum(1 for t in d["spent"].values() if t > 240)
         assert row.within_budget is (row.over_budget == 0)
-        assert row.accuracy == sum(d["values"]) / len(d["values"])
         solved = sum(any(r) for r in d["right"].values())
         if row.kind == "attempts":
             assert row.epochs == row.k
-            assert row.pass_at_k == solved / 6
+            assert row.mean_agent == sum(d["values"]) / len(d["values"])
+            assert row.pass_at_k == row.oracle == solved / 6
             assert row.pass_hat_k == sum(all(r) for r in d["right"].values()) / 6
-            assert row.team == row.pass_at_k
+            # the arm's own answer: the majority of its attempts' answers
+            assert row.chosen == sum(d["majority"].values()) / 6
+            chosen_right = sum(d["majority"].values())
         else:
-            assert row.epochs == 1 and row.pass_at_k is None and row.team == row.accuracy
-            assert (row.ci_lower, row.ci_upper) == pytest.approx(wilson(solved, 6))
+            assert row.epochs == 1 and row.pass_at_k is None
+            assert row.chosen == sum(d["values"]) / 6
+            chosen_right = solved
+        assert (row.ci_lower, row.ci_upper) == pytest.approx(wilson(chosen_right, 6))
         if row.kind == "swarm":
-            # best@k and mean member: each member's kept answer, judged as includes() would
+            # best and mean member: each member's kept answer, judged as includes() would
             members = [
                 [
                     float(m["status"] == "submitted" and str(s.target) in (m["answer"] or ""))
@@ -239,28 +254,27 @@ def test_every_figure_agrees_with_a_direct_count_from_the_logs(sweep: Any) -> No
                 for s in d["log"].samples
             ]
             assert all(len(m) == row.k for m in members)
-            assert row.best_at_k == pytest.approx(sum(max(m) for m in members) / 6)
-            assert row.mean_member == pytest.approx(sum(sum(m) / row.k for m in members) / 6)
-            assert row.best_at_k >= row.team
+            assert row.oracle == pytest.approx(sum(max(m) for m in members) / 6)
+            assert row.mean_agent == pytest.approx(sum(sum(m) / row.k for m in members) / 6)
+            assert row.oracle >= row.chosen
         elif row.kind == "single":
-            assert (row.best_at_k, row.mean_member) == (None, None)
-        successes = row.team * 6
+            assert (row.oracle, row.mean_agent) == (None, row.chosen)
+        successes = row.chosen * 6
         assert row.tokens_per_success == pytest.approx(sum(d["spent"].values()) / successes)
     # the figures of this seed, pinned
     pinned = {
-        r.arm: (r.accuracy, r.team, r.tokens, r.max_tokens, r.within_budget) for r in table.rows
+        r.arm: (r.chosen, r.oracle, r.mean_agent, r.tokens, r.max_tokens, r.within_budget)
+        for r in table.rows
     }
     assert pinned == PINNED
-    members = {r.arm: (r.best_at_k, r.mean_member) for r in table.rows if r.kind == "swarm"}
-    assert members == {"swarm-2": (3 / 6, 1.5 / 6), "swarm-4": (3 / 6, 0.75 / 6)}
 
 
-PINNED: dict[str, tuple[float, float, float, int, bool]] = {
-    "single": (3 / 6, 3 / 6, 680 / 6, 200, True),
-    "attempts-2": (5 / 12, 4 / 6, 180.0, 240, True),
-    "swarm-2": (2 / 6, 2 / 6, 180.0, 240, True),
-    "attempts-4": (5 / 24, 4 / 6, 210.0, 220, True),
-    "swarm-4": (3 / 6, 3 / 6, 1300 / 6, 240, True),
+PINNED: dict[str, tuple[float, float | None, float | None, float, int, bool]] = {
+    "single": (3 / 6, None, 3 / 6, 680 / 6, 200, True),
+    "attempts-2": (3 / 6, 4 / 6, 5 / 12, 180.0, 240, True),
+    "swarm-2": (2 / 6, 3 / 6, 1.5 / 6, 180.0, 240, True),
+    "attempts-4": (4 / 6, 4 / 6, 5 / 24, 210.0, 220, True),
+    "swarm-4": (3 / 6, 3 / 6, 0.75 / 6, 1300 / 6, 240, True),
 }
 
 
@@ -272,7 +286,7 @@ def test_pass_at_k_and_pass_hat_k_are_the_unbiased_estimators() -> None:
     assert pass_hat_k(4, 1, 2) == 0.0
 
 
-def test_attempts_whose_last_call_overshoots_their_share_are_flagged(tmp_path: Path) -> None:
+def test_attempts_whose_last_call_overshoots_their_share_are_tabled_apart(tmp_path: Path) -> None:
     # 4 attempts at 120 / 4 = 30 tokens each: the cap (28) is reached by the second call of 20
     # tokens, which ends at 40, past the attempt's 30: both samples spend more than their 120
     e = experiment(budget=120, k=[4], task_args={"samples": 2})
@@ -283,31 +297,46 @@ def test_attempts_whose_last_call_overshoots_their_share_are_flagged(tmp_path: P
     assert d["spent"] == {"sum-1": 140, "sum-2": 160}
     assert (row.within_budget, row.over_budget, row.max_tokens) == (False, 2, 160)
     assert table.row("single").within_budget and table.row("swarm-4").within_budget
-    assert "attempts-4" in table.to_text() and "NO (2 over)" in table.to_text()
+    lines = table.to_text().splitlines()
+    apart = lines.index("over budget (some sample spent more than B; kept out of the fit):")
+    assert [line.split()[0] for line in lines[1:apart]] == ["single", "swarm-4"]
+    assert lines[apart + 1].startswith("attempts-4")
+    assert lines[apart + 1].endswith("2 over, most 160")
+    (fit,) = table.fits
+    assert fit.left_out == ("attempts-4",)
+    # the frontier is drawn among the arms within budget only
+    assert "attempts-4" not in [r.arm for r in frontier(table.rows)]
 
 
-def test_the_scaling_fit_reads_the_single_agents_curve(sweep: Any) -> None:
+def test_the_scaling_fit_reads_the_single_agents_curve_on_realized_tokens(sweep: Any) -> None:
     log_dir, _ = sweep
     table = arm_table(log_dir)
     (fit,) = table.fits
-    assert fit.topology == "default"
+    assert (fit.topology, fit.left_out) == ("default", ())
+    # the curve: the single agent at the tokens it spent, each attempt at the tokens one spent
     curve = sorted(
-        [(240.0, table.row("single").accuracy)]
-        + [(240 / k, table.row(f"attempts-{k}").accuracy) for k in (2, 4)]
+        [(table.row("single").tokens, table.row("single").chosen)]
+        + [
+            (table.row(f"attempts-{k}").tokens / k, table.row(f"attempts-{k}").mean_agent)
+            for k in (2, 4)
+        ]
     )
+    assert curve == [(52.5, 5 / 24), (90.0, 5 / 12), (680 / 6, 3 / 6)]
     for k, lam in fit.per_k.items():
-        accuracy = table.row(f"swarm-{k}").team
-        b = 240 / k * k**lam
-        # the budget k**lam times a member's share sits on the single agent's curve at the
-        # swarm's accuracy
+        swarm = table.row(f"swarm-{k}")
+        b = swarm.tokens / k * k**lam
+        # the tokens k**lam times what a member spent sit on the curve at the swarm's accuracy
         below = [p for p in curve if p[0] <= b + 1e-9]
         above = [p for p in curve if p[0] >= b - 1e-9]
         lo, hi = max(below), min(above)
         if hi[0] != lo[0]:
             share = math.log(b / lo[0]) / math.log(hi[0] / lo[0])
-            assert lo[1] + share * (hi[1] - lo[1]) == pytest.approx(accuracy)
-    if fit.lam is not None:
-        assert fit.lam == pytest.approx(sum(fit.per_k.values()) / len(fit.per_k))
+            assert lo[1] + share * (hi[1] - lo[1]) == pytest.approx(swarm.chosen)
+    # swarm-4 chose right in 3 of 6, the single agent's best: the curve's top, at 680/6 tokens
+    # against the 1300/6/4 a member spent; swarm-2's 2 of 6 sits between the attempts' points
+    assert fit.per_k[4] == pytest.approx(math.log((680 / 6) / (1300 / 24)) / math.log(4))
+    assert sorted(fit.per_k) == [2, 4]
+    assert fit.lam == pytest.approx(sum(fit.per_k.values()) / 2)
 
 
 def test_the_pictures_are_figures_and_the_frontier_is_undominated(sweep: Any) -> None:
@@ -315,11 +344,18 @@ def test_the_pictures_are_figures_and_the_frontier_is_undominated(sweep: Any) ->
     table = arm_table(log_dir)
     figures = comparison_figures(table)
     assert figures.frontier.axes[0].get_xlabel() == "realized tokens per sample (ledger)"
+    assert figures.frontier.axes[0].get_ylabel() == "accuracy of the chosen answer"
+    legend = [t.get_text() for t in figures.frontier.axes[0].get_legend().get_texts()]
+    assert legend == [
+        "the answer the arm chose",
+        "oracle: pass@k, best member",
+        "over budget: not in the fit",
+    ]
     assert figures.by_k.axes[0].get_xlabel() == "k (agents)"
     best = frontier(table.rows)
     for r in table.rows:
         if r not in best:
-            assert any(o.tokens <= r.tokens and o.team >= r.team for o in best)
+            assert any(o.tokens <= r.tokens and o.chosen >= r.chosen for o in best)
 
 
 # --- resuming ---------------------------------------------------------------------------------
@@ -380,8 +416,8 @@ def test_an_interrupted_sweep_goes_on_without_rerunning_finished_arms(tmp_path: 
     table = arm_table(logs)
     assert len(table.rows) == 5
     # a swarm's best member and mean member, from a member_scores score
-    assert (table.row("swarm-4").best_at_k, table.row("swarm-4").mean_member) == (1.0, 0.25)
-    assert table.row("single").best_at_k is None
+    assert (table.row("swarm-4").oracle, table.row("swarm-4").mean_agent) == (1.0, 0.25)
+    assert table.row("single").oracle is None
 
 
 def test_an_edited_topology_reruns_only_its_arms(tmp_path: Path) -> None:

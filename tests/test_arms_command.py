@@ -26,7 +26,7 @@ import pytest
 from inspect_ai.log import read_eval_log, write_eval_log
 
 from swarm import ConfigError
-from swarm.analysis import arm_table
+from swarm.analysis import MixedExperiments, arm_table
 from swarm.analysis._arms import UnknownScorer
 from swarm.cli import main
 from swarm.experiments import Arm, Experiment, SetAside, arm_topology, load_task, run_arms
@@ -34,8 +34,12 @@ from swarm.experiments import Arm, Experiment, SetAside, arm_topology, load_task
 ARMS = ["arms", "swarm/arms_demo", "--model", "swarm/noisy", "--budget", "240", "--k", "1,2"]
 ARMS += ["-T", "samples=2", "-M", "seed=3"]
 TABLE_HEAD = (
-    "arm                 k  budget    n    acc         95% CI   team  pass^k  best@k   tokens"
-    "       cost  tok/succ  within"
+    "arm                 k  budget    n  chosen         95% CI  oracle   mean  pass^k   tokens"
+    "       cost  tok/succ"
+)
+LEGEND = (
+    "chosen: the answer the arm gives (attempts: the majority answer); oracle: some attempt or "
+    "member right (pass@k, best member); mean: the mean attempt or member"
 )
 
 
@@ -402,7 +406,7 @@ def test_compare_names_a_damaged_arm_log_and_tabulates_the_others(
     lines = out.splitlines()
     assert lines[0] == TABLE_HEAD
     assert [line.split()[0] for line in lines[1:3]] == ["single", "attempts-2"]
-    assert lines[3:] == [f"wrote {tmp_path / 'out' / 'comparison.html'} and its PNGs"]
+    assert lines[3:] == [LEGEND, f"wrote {tmp_path / 'out' / 'comparison.html'} and its PNGs"]
     table = arm_table(logs)
     assert [r.arm for r in table.rows] == ["single", "attempts-2"]
     assert dict(table.skipped) == {str(damaged): problem}
@@ -516,3 +520,82 @@ def test_compare_refuses_an_output_it_cannot_write(
     code, out, err = swarm("compare", str(sweep), "-o", path)
     assert (code, out) == (2, "")
     assert err == f"error: --output: {problem.format(path=path)}\n"
+
+
+# -- one experiment per directory (issue 41) ----------------------------------------------------
+
+
+def test_swarm_arms_refuses_another_experiment_in_the_directory(
+    sweep: Path, tmp_path: Path
+) -> None:
+    """Before: the second sweep at B = 120 replaced the arms it ran, and the table showed them
+    beside the first sweep's other arms at B = 240 as one experiment."""
+    logs = copy_of(sweep, tmp_path)
+    before = sorted(p.name for p in logs.iterdir())
+    half = [*ARMS[:5], "120", *ARMS[6:]]
+    code, out, err = swarm(*half, "--log-dir", str(logs))
+    assert (code, out) == (2, "")
+    assert err == (
+        f"error: --log-dir: {logs} holds the arms of another experiment (attempts-2: budget "
+        "(240 vs 120); single: budget (240 vs 120); swarm-2: budget (240 vs 120), as logged "
+        "vs this one): give another --log-dir, or --replace to move those logs aside\n"
+    )
+    assert sorted(p.name for p in logs.iterdir()) == before  # nothing written
+    seeded = [*ARMS[:-1], "seed=4"]
+    code, _, err = swarm(*seeded, "--log-dir", str(logs), "--no-run")
+    assert code == 2
+    assert '(attempts-2: model_args ({"seed": 3} vs {"seed": 4}); single: ' in err
+
+
+def test_swarm_arms_replace_moves_the_other_experiment_aside(sweep: Path, tmp_path: Path) -> None:
+    logs = copy_of(sweep, tmp_path)
+    old = sorted(p.name for p in logs.glob("*.eval"))
+    half = [*ARMS[:5], "120", *ARMS[6:]]
+    code, out, err = swarm(*half, "--log-dir", str(logs), "--replace")
+    assert (code, err) == (0, ""), out + err
+    [aside] = tmp_path.glob("logs-replaced-*")
+    assert sorted(p.name for p in aside.glob("*.eval")) == old
+    moved = [line for line in out.splitlines() if line.startswith("replaced: ")]
+    assert sorted(moved) == [f"replaced: {logs / n} -> {aside / n}" for n in old]
+    table = arm_table(logs)
+    assert {r.budget for r in table.rows} == {120}
+    assert [r.arm for r in table.rows] == ["single", "attempts-2", "swarm-2"]
+
+
+def test_compare_refuses_a_directory_holding_two_experiments(sweep: Path, tmp_path: Path) -> None:
+    """A log of a B = 120 experiment's attempts-4 copied in beside a B = 240 sweep: before,
+    one table and one fit of both."""
+    other = tmp_path / "other"
+    e = Experiment(
+        task="swarm/arms_demo",
+        task_args={"samples": 2},
+        model="swarm/noisy",
+        model_args={"seed": 3},
+        budget=120,
+        k=[4],
+    )
+    assert run_arms(e, other).success
+    logs = copy_of(sweep, tmp_path)
+    stray = arm_log(other, "attempts-4")
+    shutil.copy(stray, logs / stray.name)
+    files = {arm: arm_log(logs, arm).name for arm in ("single", "attempts-2", "swarm-2")}
+    out_dir = tmp_path / "out"
+    code, out, err = swarm("compare", str(logs), "-o", str(out_dir))
+    assert (code, out) == (1, "")
+    mine = ", ".join(f"{arm} ({files[arm]})" for arm in sorted(files))
+    [line] = err.splitlines()
+    assert line.startswith(
+        f"error: {logs}: its arm logs are 2 experiments, not one: {mine} and attempts-4 "
+        f"({stray.name}) differ in budget (240 vs 120). "
+    )
+    assert line.endswith(
+        "Compare one at a time: move one experiment's logs into a folder of their own, or run "
+        "`swarm arms ... --replace` to set the others aside"
+    )
+    assert not out_dir.exists()  # no table, no picture
+    with pytest.raises(MixedExperiments) as info:
+        arm_table(logs)
+    assert [list(g) for g in info.value.groups] == [
+        ["attempts-2", "single", "swarm-2"],
+        ["attempts-4"],
+    ]

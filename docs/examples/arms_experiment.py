@@ -25,7 +25,7 @@ with tempfile.TemporaryDirectory() as tmp:
     table = arm_table(logs)
     for row in table.rows:
         print(
-            f"{row.arm:<11} team {row.team:.2f}  tokens/sample {row.tokens:.0f}  "
+            f"{row.arm:<11} chosen {row.chosen:.2f}  tokens/sample {row.tokens:.0f}  "
             f"within budget {row.within_budget}"
         )
     page = write_comparison(table, Path(tmp) / "report")

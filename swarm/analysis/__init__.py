@@ -23,8 +23,10 @@
 - ``swarm_evidence(sample, kind=None)``: the run's evidence of channel activity (every write,
   view, notice line and wait: ids and sizes, never text), in order;
 - ``arm_table(log_dir)``: an experiment's arms (``swarm arms``), one ``ArmRow`` each
-  (realized tokens and cost, accuracy and its interval, pass@k, pass^k, cost per success,
-  within budget) and the scaling fits (``ScalingFit``); ``comparison_figures`` draws them.
+  (realized tokens and cost; the chosen answer's accuracy and its interval, the oracle's
+  pick, the mean agent; pass@k, pass^k, cost per success, within budget) and the scaling fits
+  on realized tokens (``ScalingFit``); arms of two experiments are refused
+  (``MixedExperiments``); ``comparison_figures`` draws them.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from __future__ import annotations
 from swarm.analysis._arms import (
     ArmRow,
     ArmTable,
+    MixedExperiments,
     ScalingFit,
     arm_table,
     pass_at_k,
@@ -40,6 +43,7 @@ from swarm.analysis._arms import (
 )
 from swarm.analysis._columns import SwarmColumns, require_dataframes
 from swarm.analysis._evidence import swarm_evidence
+from swarm.analysis._experiment_id import ExperimentId, experiment_id, identity_of_log
 from swarm.analysis._ledger import (
     Calls,
     LedgerBudget,
@@ -79,8 +83,12 @@ from swarm.analysis._spawns import (
 )
 
 __all__ = [
+    "experiment_id",
+    "identity_of_log",
     "ArmRow",
     "ArmTable",
+    "ExperimentId",
+    "MixedExperiments",
     "ScalingFit",
     "Comparison",
     "arm_table",

@@ -12,9 +12,8 @@ named, with why, in ``ArmTable.skipped``; the arm's next newest log stands in fo
 
 from __future__ import annotations
 
-import itertools
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
@@ -24,12 +23,15 @@ import attrs
 from inspect_ai.log import EvalLog, EvalSample, list_eval_logs, read_eval_log
 from inspect_ai.scorer import SampleScore, Score, ci, ci_wilson, value_to_float
 
+from swarm.analysis._experiment_id import MixedExperiments, group_by_experiment
 from swarm.analysis._read import RECORDS_ONLY, off_main_thread
+from swarm.analysis._scaling import ScalingFit, scaling_fits
 from swarm.errors import ConfigError
 
 __all__ = [
     "ArmRow",
     "ArmTable",
+    "MixedExperiments",
     "ScalingFit",
     "UnknownScorer",
     "arm_table",
@@ -101,20 +103,26 @@ def sample_cost(sample: EvalSample) -> tuple[int, float, bool]:
 class ArmRow:
     """One arm's figures (per sample means over the samples; ``None`` where not defined).
 
-    - ``accuracy``: the mean score (for attempts: over every epoch, the single agent at
-      ``B / k``); ``ci_lower``, ``ci_upper``: its Wilson interval (Inspect's ``ci_wilson``,
-      clustered by sample for attempts), or Inspect's t interval (``ci``) for scores not in
+    - ``chosen``: the answer the arm gives, scored: the single agent's and the swarm's score;
+      for attempts, the score of the majority answer of each sample's ``k`` attempts (a tie
+      goes to the answer given in the earliest epoch); ``ci_lower``, ``ci_upper``: its Wilson
+      interval (Inspect's ``ci_wilson``), or Inspect's t interval (``ci``) for scores not in
       [0, 1];
-    - ``team``: what the arm achieves per sample: the accuracy of the single agent and the
-      swarm, pass@k of the attempts; ``pass_at_k``, ``pass_hat_k``, ``best_at_k``: over the
-      epochs of the attempts (best@k: the mean of each sample's best score); for a swarm,
-      ``best_at_k`` and ``mean_member`` come from a ``member_scores`` score when the log has
-      one;
+    - ``oracle``: an oracle's pick, which no one running the arm could make: pass@k of the
+      attempts (some attempt is right; with ``k`` epochs of ``k`` attempts, exactly "any
+      right"), the best member of a swarm (from a ``member_scores`` score); ``None`` for the
+      single agent and where the log has no member scores;
+    - ``mean_agent``: the mean attempt (every epoch's score), the mean member of a swarm (from
+      ``member_scores``), the single agent's score;
+    - ``pass_at_k``, ``pass_hat_k``, ``best_at_k``: the attempts' unbiased estimators over
+      their epochs (best@k: the mean of each sample's best score); with ``n = k`` epochs
+      pass@k is "any attempt right" and pass^k "every attempt right";
     - ``tokens``, ``cost``: realized per sample (epochs added up); ``max_tokens``: the most
       any sample used; ``tokens_per_success``, ``cost_per_success``: the arm's whole spend
-      over the samples it solved (``team`` summed);
+      over the samples its chosen answer solved;
     - ``within_budget``: no sample used more tokens than the budget (``over_budget``: how
-      many did); ``metered``: every sample had a ledger.
+      many did; such an arm is tabled and drawn apart and kept out of the fit); ``metered``:
+      every sample had a ledger.
     """
 
     arm: str
@@ -123,14 +131,14 @@ class ArmRow:
     budget: int
     samples: int
     epochs: int
-    accuracy: float
+    chosen: float
     ci_lower: float
     ci_upper: float
-    team: float
+    oracle: float | None
+    mean_agent: float | None
     pass_at_k: float | None
     pass_hat_k: float | None
     best_at_k: float | None
-    mean_member: float | None
     tokens: float
     cost: float
     max_tokens: int
@@ -144,26 +152,6 @@ class ArmRow:
     def as_dict(self) -> dict[str, Any]:
         """The row as a plain mapping (for pandas, JSON)."""
         return attrs.asdict(self)
-
-
-@attrs.frozen(kw_only=True)
-class ScalingFit:
-    """k agents behave like one agent with ``k ** lam`` of the budget of each.
-
-    For each swarm of ``k`` whose team accuracy falls inside the single agent's curve
-    (the single agent at ``B`` and the attempts' single agents at ``B / k``), ``per_k[k]`` is
-    ``log(b / (B / k)) / log(k)``, where ``b`` is the budget at which the single agent's
-    curve (made non-decreasing, linear in log budget) reaches the swarm's accuracy.  ``lam``
-    is their mean, and ``lower``, ``upper`` Inspect's t interval (``ci``) of it (``None``
-    with fewer than two).  1 means the swarm is worth all its budget in one agent, 0 what one
-    member's share would buy.
-    """
-
-    lam: float | None
-    lower: float | None
-    upper: float | None
-    per_k: Mapping[int, float]
-    topology: str
 
 
 @attrs.frozen(kw_only=True)
@@ -191,28 +179,42 @@ class ArmTable:
         return import_module("pandas").DataFrame([r.as_dict() for r in self.rows])
 
     def to_text(self) -> str:
-        """The table as fixed-width text, then the fits."""
+        """The table as fixed-width text (arms over their budget in a block of their own),
+        then the fits."""
         head = (
-            f"{'arm':<18}{'k':>3}{'budget':>8}{'n':>5}{'acc':>7}{'95% CI':>15}{'team':>7}"
-            f"{'pass^k':>8}{'best@k':>8}{'tokens':>9}{'cost':>11}{'tok/succ':>10}  within"
+            f"{'arm':<18}{'k':>3}{'budget':>8}{'n':>5}{'chosen':>8}{'95% CI':>15}{'oracle':>8}"
+            f"{'mean':>7}{'pass^k':>8}{'tokens':>9}{'cost':>11}{'tok/succ':>10}"
         )
         lines = [head]
-        for r in self.rows:
-            lines.append(
-                f"{r.arm:<18}{r.k:>3}{r.budget:>8}{r.samples:>5}{r.accuracy:>7.3f}"
-                f"{f'[{r.ci_lower:.2f}, {r.ci_upper:.2f}]':>15}{r.team:>7.3f}"
-                f"{_num(r.pass_hat_k, '.3f'):>8}{_num(r.best_at_k, '.3f'):>8}"
-                f"{r.tokens:>9.1f}{r.cost:>11.6f}{_num(r.tokens_per_success, '.1f'):>10}  "
-                f"{'yes' if r.within_budget else f'NO ({r.over_budget} over)'}"
-            )
+        within = [r for r in self.rows if r.within_budget]
+        over = [r for r in self.rows if not r.within_budget]
+        lines += [_line(r) for r in within]
+        if over:
+            lines.append("over budget (some sample spent more than B; kept out of the fit):")
+            lines += [f"{_line(r)}  {r.over_budget} over, most {r.max_tokens}" for r in over]
+        lines.append(
+            "chosen: the answer the arm gives (attempts: the majority answer); oracle: some "
+            "attempt or member right (pass@k, best member); mean: the mean attempt or member"
+        )
         for fit in self.fits:
             if fit.lam is None:
                 lines.append(f"lambda ({fit.topology}): no fit (no swarm inside the curve)")
                 continue
             interval = "" if fit.lower is None else f" [{fit.lower:.2f}, {fit.upper:.2f}]"
             ks = ", ".join(f"k={k}: {v:.2f}" for k, v in sorted(fit.per_k.items()))
-            lines.append(f"lambda ({fit.topology}): {fit.lam:.2f}{interval} ({ks})")
+            lines.append(
+                f"lambda ({fit.topology}, on realized tokens): {fit.lam:.2f}{interval} ({ks})"
+            )
         return "\n".join(lines)
+
+
+def _line(r: ArmRow) -> str:
+    return (
+        f"{r.arm:<18}{r.k:>3}{r.budget:>8}{r.samples:>5}{r.chosen:>8.3f}"
+        f"{f'[{r.ci_lower:.2f}, {r.ci_upper:.2f}]':>15}{_num(r.oracle, '.3f'):>8}"
+        f"{_num(r.mean_agent, '.3f'):>7}{_num(r.pass_hat_k, '.3f'):>8}"
+        f"{r.tokens:>9.1f}{r.cost:>11.6f}{_num(r.tokens_per_success, '.1f'):>10}"
+    )
 
 
 def _num(value: float | None, fmt: str) -> str:
@@ -350,6 +352,30 @@ def _why(ex: BaseException) -> str:
     return f"{type(ex).__name__}: {ex}" if str(ex) else type(ex).__name__
 
 
+def _answer(sample: EvalSample, scorer: str | None) -> str:
+    """What an epoch answered: its score's ``answer`` when the scorer gives one, else its
+    output's completion; whitespace at the ends left out."""
+    scores = sample.scores or {}
+    name = scorer or next((n for n in scores if n not in MEMBER_SCORES), None)
+    given = scores[name].answer if name in scores else None
+    return (given if given is not None else sample.output.completion).strip()
+
+
+def _majority(epochs: Sequence[EvalSample], scorer: str | None) -> float:
+    """The score of the majority answer of one sample's epochs: the answer given most often
+    (an epoch that gave none, such as one stopped by its limit, does not vote), a tie going
+    to the one given in the earliest epoch; scored as that epoch was (the first epoch's score
+    when no epoch answered)."""
+    ordered = sorted(epochs, key=lambda s: s.epoch)
+    answers = [_answer(s, scorer) for s in ordered]
+    counts = Counter(a for a in answers if a)
+    if not counts:
+        return _score_value(ordered[0], scorer)
+    most = max(counts.values())
+    first = next(i for i, a in enumerate(answers) if a and counts[a] == most)
+    return _score_value(ordered[first], scorer)
+
+
 def _row(log: EvalLog, scorer: str | None) -> ArmRow:
     """The row of one arm's log (whose figures ``_check_figures`` has checked).
 
@@ -365,8 +391,7 @@ def _row(log: EvalLog, scorer: str | None) -> ArmRow:
     for s in samples:
         by_sample[s.id].append(s)
     values = [_score_value(s, scorer) for s in samples]
-    accuracy = sum(values) / len(values) if values else 0.0
-    lower, upper = _interval(values, [s.id for s in samples]) if values else (0.0, 0.0)
+    mean_agent: float | None = sum(values) / len(values) if values else 0.0
     spent: list[tuple[int, float]] = []
     metered = True
     for epochs in by_sample.values():
@@ -377,7 +402,8 @@ def _row(log: EvalLog, scorer: str | None) -> ArmRow:
         spent.append((int(tokens), cost))
     n = len(by_sample)
     epochs_per = max((len(e) for e in by_sample.values()), default=0)
-    pass_k = pass_hat = best = mean_member = None
+    pass_k = pass_hat = best = oracle = None
+    per_sample = values
     if kind == "attempts" and n:
         counts = [
             (len(e), sum(1 for s in e if _score_value(s, scorer) >= 1.0))
@@ -386,19 +412,19 @@ def _row(log: EvalLog, scorer: str | None) -> ArmRow:
         pass_k = sum(pass_at_k(m, c, min(k, m)) for m, c in counts) / n
         pass_hat = sum(pass_hat_k(m, c, min(k, m)) for m, c in counts) / n
         best = sum(max(_score_value(s, scorer) for s in e) for e in by_sample.values()) / n
-        team = pass_k
-    else:
-        team = accuracy
-        if kind == "swarm" and samples:
-            bests = [_member_figure(s, "best") for s in samples]
-            means = [_member_figure(s, "mean") for s in samples]
-            if all(b is not None for b in bests):
-                best = sum(b for b in bests if b is not None) / len(bests)
-            if all(m is not None for m in means):
-                mean_member = sum(m for m in means if m is not None) / len(means)
+        oracle = pass_k
+        per_sample = [_majority(e, scorer) for e in by_sample.values()]
+    elif kind in ("swarm", "subagents") and samples:
+        bests = [_member_figure(s, "best") for s in samples]
+        means = [_member_figure(s, "mean") for s in samples]
+        oracle = None if None in bests else sum(b for b in bests if b is not None) / len(bests)
+        mean_agent = None if None in means else sum(m for m in means if m is not None) / len(means)
+    chosen = sum(per_sample) / len(per_sample) if per_sample else 0.0
+    clusters = list(by_sample) if kind == "attempts" else [s.id for s in samples]
+    lower, upper = _interval(per_sample, clusters) if per_sample else (0.0, 0.0)
     total_tokens = sum(t for t, _ in spent)
     total_cost = sum(c for _, c in spent)
-    successes = team * n
+    successes = chosen * n
     over = sum(1 for t, _ in spent if t > budget)
     return ArmRow(
         arm=log.eval.task,
@@ -407,14 +433,14 @@ def _row(log: EvalLog, scorer: str | None) -> ArmRow:
         budget=budget,
         samples=n,
         epochs=epochs_per,
-        accuracy=accuracy,
+        chosen=chosen,
         ci_lower=lower,
         ci_upper=upper,
-        team=team,
+        oracle=oracle,
+        mean_agent=mean_agent,
         pass_at_k=pass_k,
         pass_hat_k=pass_hat,
         best_at_k=best,
-        mean_member=mean_member,
         tokens=total_tokens / n if n else 0.0,
         cost=total_cost / n if n else 0.0,
         max_tokens=max((t for t, _ in spent), default=0),
@@ -427,74 +453,33 @@ def _row(log: EvalLog, scorer: str | None) -> ArmRow:
     )
 
 
-def _curve_budget(curve: Sequence[tuple[float, float]], accuracy: float) -> float | None:
-    """The budget at which the single agent's curve (points of budget and accuracy) reaches
-    ``accuracy``: linear in log budget between points, ``None`` outside the curve."""
-    points = sorted(curve)
-    best = -math.inf
-    rising: list[tuple[float, float]] = []
-    for budget, acc in points:
-        best = max(best, acc)
-        rising.append((budget, best))
-    if not rising or accuracy < rising[0][1] or accuracy > rising[-1][1]:
-        return None
-    for (b0, a0), (b1, a1) in itertools.pairwise(rising):
-        if a0 <= accuracy <= a1:
-            if a1 == a0:
-                return b0
-            share = (accuracy - a0) / (a1 - a0)
-            return math.exp(math.log(b0) + share * (math.log(b1) - math.log(b0)))
-    return rising[0][0]
-
-
-def _fits(rows: Sequence[ArmRow], logs: Mapping[str, EvalLog]) -> list[ScalingFit]:
-    curve = [(float(r.budget), r.accuracy) for r in rows if r.kind == "single"]
-    curve += [(r.budget / r.k, r.accuracy) for r in rows if r.kind == "attempts"]
-    by_topology: dict[str, list[ArmRow]] = defaultdict(list)
-    for r in rows:
-        if r.kind == "swarm":
-            topology = logs[r.arm].eval.task_args.get("topology")
-            by_topology["default" if topology is None else Path(str(topology)).stem].append(r)
-    fits = []
-    for topology, swarms in by_topology.items():
-        per_k: dict[int, float] = {}
-        for r in swarms:
-            found = _curve_budget(curve, r.team) if r.k > 1 else None
-            if found is not None:
-                per_k[r.k] = math.log(found / (r.budget / r.k)) / math.log(r.k)
-        if not per_k:
-            fits.append(ScalingFit(lam=None, lower=None, upper=None, per_k={}, topology=topology))
-            continue
-        values = list(per_k.values())
-        lam = sum(values) / len(values)
-        lower = upper = None
-        if len(values) > 1:
-            interval: Any = ci()
-            found_ci: Any = interval(
-                [SampleScore(score=Score(value=v), sample_id=i) for i, v in enumerate(values)]
-            )
-            lower, upper = float(found_ci["lower"]), float(found_ci["upper"])
-        fits.append(ScalingFit(lam=lam, lower=lower, upper=upper, per_k=per_k, topology=topology))
-    return fits
-
-
-def arm_table(log_dir: str | Path, scorer: str | None = None) -> ArmTable:
+def arm_table(
+    log_dir: str | Path, scorer: str | None = None, over_budget: bool = False
+) -> ArmTable:
     """Every arm in ``log_dir`` (the logs ``swarm arms`` or a Flow spec of its arms wrote):
     the newest log of each, read into an ``ArmRow``, and the scaling fits.  ``scorer``: the
-    score to read (default: each sample's first score other than ``member_scores``).
+    score to read (default: each sample's first score other than ``member_scores``);
+    ``over_budget``: let arms that spent more than their budget into the fit.
 
     A log that cannot be read, or whose figures are not finite numbers, is left out (the arm's
     next newest log, if any, stands in) and named in the table's ``skipped``.
 
     Raises:
+        MixedExperiments: (a ``ConfigError``) the arms are of more than one experiment (another
+            budget, task, model or model arg, seed, agent or topology content); the message
+            names the difference and each experiment's arms and logs.
         UnknownScorer: (a ``ConfigError``) no arm log holds a score named ``scorer``; the
             message lists the scores they hold.
     """
-    chosen, skipped = _read_arms(log_dir)
-    if scorer is not None and chosen:
+    logs, skipped = _read_arms(log_dir)
+    files = {name: Path(_shown(log.location, log_dir)).name for name, log in logs.items()}
+    groups = group_by_experiment(logs, files)
+    if len(groups) > 1:
+        raise MixedExperiments(str(log_dir), groups)
+    if scorer is not None and logs:
         scores = {
             name
-            for log in chosen.values()
+            for log in logs.values()
             for sample in log.samples or []
             for name in sample.scores or {}
             if name not in MEMBER_SCORES
@@ -502,12 +487,19 @@ def arm_table(log_dir: str | Path, scorer: str | None = None) -> ArmTable:
         if scorer not in scores:
             raise UnknownScorer(scorer, sorted(scores))
     rows: list[ArmRow] = []
-    for name, log in list(chosen.items()):
+    for name, log in list(logs.items()):
         try:
             rows.append(_row(log, scorer))
         except ValueError as ex:
             skipped[_shown(log.location, log_dir)] = str(ex)
-            del chosen[name]
+            del logs[name]
     order = {"single": 0, "attempts": 1, "swarm": 2, "subagents": 3}
     rows.sort(key=lambda r: (r.k, order.get(r.kind, 3), r.arm))
-    return ArmTable(rows=tuple(rows), fits=tuple(_fits(rows, chosen)), skipped=skipped)
+    topologies = {r.arm: _topology(logs[r.arm]) for r in rows if r.kind == "swarm"}
+    fits = scaling_fits(rows, topologies, over_budget=over_budget)
+    return ArmTable(rows=tuple(rows), fits=tuple(fits), skipped=skipped)
+
+
+def _topology(log: EvalLog) -> str:
+    topology = log.eval.task_args.get("topology")
+    return "default" if topology is None else Path(str(topology)).stem

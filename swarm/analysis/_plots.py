@@ -46,20 +46,22 @@ def _pyplot() -> Any:
 
 
 def frontier(rows: tuple[ArmRow, ...] | list[ArmRow]) -> list[ArmRow]:
-    """The arms no other arm beats on both realized tokens and team accuracy, cheapest
-    first."""
+    """The arms within their budget that no other such arm beats on both realized tokens and
+    the accuracy of the answer it chose, cheapest first (an oracle's pick is not an answer,
+    and an arm over its budget did not play by the experiment's rule)."""
+    fair = [r for r in rows if r.within_budget]
     found = []
-    for r in rows:
+    for r in fair:
         beaten = any(
             o is not r
             and o.tokens <= r.tokens
-            and o.team >= r.team
-            and (o.tokens < r.tokens or o.team > r.team)
-            for o in rows
+            and o.chosen >= r.chosen
+            and (o.tokens < r.tokens or o.chosen > r.chosen)
+            for o in fair
         )
         if not beaten:
             found.append(r)
-    return sorted(found, key=lambda r: (r.tokens, r.team))
+    return sorted(found, key=lambda r: (r.tokens, r.chosen))
 
 
 def _frontier_figure(table: ArmTable) -> Any:
@@ -67,44 +69,58 @@ def _frontier_figure(table: ArmTable) -> Any:
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     for r in table.rows:
         colour = _COLOURS.get(r.kind, "#555555")
-        errors = None
-        if r.team == r.accuracy:
-            errors = [[r.team - r.ci_lower], [r.ci_upper - r.team]]
         ax.errorbar(
             r.tokens,
-            r.team,
-            yerr=errors,
-            fmt="o",
+            r.chosen,
+            yerr=[[r.chosen - r.ci_lower], [r.ci_upper - r.chosen]],
+            fmt="o" if r.within_budget else "X",
             color=colour,
             ecolor=colour,
-            alpha=0.9,
+            alpha=0.9 if r.within_budget else 0.5,
             capsize=3,
             markeredgecolor="black" if r.within_budget else "red",
         )
-        ax.annotate(r.arm, (r.tokens, r.team), textcoords="offset points", xytext=(5, 4))
+        label = r.arm if r.within_budget else f"{r.arm} (over budget)"
+        ax.annotate(label, (r.tokens, r.chosen), textcoords="offset points", xytext=(5, 4))
+        if r.oracle is not None:  # drawn apart: hollow, never on the frontier
+            ax.plot(r.tokens, r.oracle, "o", mfc="none", color=colour, alpha=0.6)
     best = frontier(table.rows)
-    ax.plot([r.tokens for r in best], [r.team for r in best], "--", color="#888888", lw=1)
-    budgets = sorted({r.budget for r in table.rows})
-    for b in budgets:
+    ax.plot([r.tokens for r in best], [r.chosen for r in best], "--", color="#888888", lw=1)
+    for b in sorted({r.budget for r in table.rows}):
         ax.axvline(b, color="#bbbbbb", lw=1, ls=":")
+    grey = {"ls": "", "color": "#555555"}
+    handles = [
+        plt.Line2D([], [], marker="o", label="the answer the arm chose", **grey),
+        plt.Line2D([], [], marker="o", mfc="none", label="oracle: pass@k, best member", **grey),
+        plt.Line2D([], [], marker="X", mec="red", label="over budget: not in the fit", **grey),
+    ]
+    ax.legend(handles=handles, fontsize="small", loc="lower right")
     ax.set_xlabel("realized tokens per sample (ledger)")
-    ax.set_ylabel("team accuracy (pass@k for attempts)")
+    ax.set_ylabel("accuracy of the chosen answer")
     ax.set_ylim(-0.02, 1.05)
-    ax.set_title("Accuracy against cost (dotted: the budget)")
+    ax.set_title("Accuracy against cost (dotted: the budget; dashed: the frontier)")
     fig.tight_layout()
     return fig
 
 
-def _team_curve(
-    ax: Any, start: list[tuple[int, float]], rows: list[ArmRow], style: str, kind: str, label: str
+def _curve(
+    ax: Any,
+    start: list[tuple[int, float]],
+    points: list[tuple[int, float | None]],
+    style: str,
+    kind: str,
+    label: str,
+    alpha: float = 1.0,
 ) -> None:
-    """One arm kind's team accuracy against k, from the single agent's point at k = 1."""
+    """One arm kind's figure against k, from the single agent's point at k = 1."""
+    shown = start + [(k, v) for k, v in points if v is not None]
     ax.plot(
-        [k for k, _ in start] + [r.k for r in rows],
-        [a for _, a in start] + [r.team for r in rows],
+        [k for k, _ in shown],
+        [v for _, v in shown],
         style,
         color=_COLOURS[kind],
         label=label,
+        alpha=alpha,
     )
 
 
@@ -113,18 +129,35 @@ def _k_figure(table: ArmTable) -> Any:
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     single = [r for r in table.rows if r.kind == "single"]
     attempts = sorted((r for r in table.rows if r.kind == "attempts"), key=lambda r: r.k)
-    start = [(1, single[0].accuracy)] if single else []
+    start = [(1, single[0].chosen)] if single else []
     if single:
-        ax.axhline(single[0].accuracy, color=_COLOURS["single"], lw=1, label="single agent at B")
+        ax.axhline(single[0].chosen, color=_COLOURS["single"], lw=1, label="single agent at B")
     if attempts:
-        _team_curve(ax, start, attempts, "o-", "attempts", "k attempts at B/k: pass@k")
-        ax.plot(
-            [r.k for r in attempts],
-            [r.accuracy for r in attempts],
+        _curve(
+            ax,
+            start,
+            [(r.k, r.chosen) for r in attempts],
+            "o-",
+            "attempts",
+            "k attempts at B/k: majority answer",
+        )
+        _curve(
+            ax,
+            start,
+            [(r.k, r.oracle) for r in attempts],
+            "o--",
+            "attempts",
+            "k attempts: oracle (pass@k)",
+            0.6,
+        )
+        _curve(
+            ax,
+            [],
+            [(r.k, r.mean_agent) for r in attempts],
             "o:",
-            color=_COLOURS["attempts"],
-            alpha=0.6,
-            label="one attempt at B/k",
+            "attempts",
+            "one attempt at B/k",
+            0.6,
         )
     swarms: dict[str, list[ArmRow]] = {}
     for r in table.rows:
@@ -132,24 +165,39 @@ def _k_figure(table: ArmTable) -> Any:
             swarms.setdefault(r.arm.rsplit("-", 1)[0], []).append(r)
     for name, rows in swarms.items():
         rows = sorted(rows, key=lambda r: r.k)
-        _team_curve(ax, start, rows, "s-", "swarm", f"{name} of k at B: team")
-        if all(r.best_at_k is not None for r in rows):
-            ax.plot(
-                [r.k for r in rows],
-                [r.best_at_k for r in rows],
+        _curve(
+            ax,
+            start,
+            [(r.k, r.chosen) for r in rows],
+            "s-",
+            "swarm",
+            f"{name} of k at B: its answer",
+        )
+        if any(r.oracle is not None for r in rows):
+            _curve(
+                ax,
+                start,
+                [(r.k, r.oracle) for r in rows],
                 "s--",
-                color=_COLOURS["swarm"],
-                alpha=0.6,
-                label=f"{name}: best member",
+                "swarm",
+                f"{name}: oracle (best member)",
+                0.6,
             )
     subagents = sorted((r for r in table.rows if r.kind == "subagents"), key=lambda r: r.k)
     if subagents:
-        _team_curve(ax, start, subagents, "^-", "subagents", "deepagent with k subagents at B")
+        _curve(
+            ax,
+            start,
+            [(r.k, r.chosen) for r in subagents],
+            "^-",
+            "subagents",
+            "deepagent with k subagents at B",
+        )
     ax.set_xscale("log", base=2)
     ticks = sorted({1, *(r.k for r in table.rows)})
     ax.set_xticks(ticks, [str(k) for k in ticks])
     ax.set_xlabel("k (agents)")
-    ax.set_ylabel("accuracy")
+    ax.set_ylabel("accuracy (solid: the chosen answer)")
     ax.set_ylim(-0.02, 1.05)
     ax.set_title("Accuracy against k at the same budget B")
     ax.legend(fontsize="small", loc="best")

@@ -92,6 +92,11 @@ def _warn_skipped(skipped: Mapping[str, str]) -> None:
     "--retry-attempts", type=int, default=0, show_default=True, help="Retries of a failed arm."
 )
 @click.option("--max-tasks", type=int, help="Arms run at once (Inspect's max_tasks).")
+@click.option(
+    "--replace",
+    is_flag=True,
+    help="Move another experiment's arm logs out of LOG_DIR (to LOG_DIR-replaced-<time>).",
+)
 def arms(
     task: str,
     model: str,
@@ -107,6 +112,7 @@ def arms(
     no_run: bool,
     retry_attempts: int,
     max_tasks: int | None,
+    replace: bool,
 ) -> None:
     """Run the arms of a budget-matched experiment on TASK (an Inspect task name, file.py or
     file.py@name): one agent at BUDGET tokens per sample; for each k > 1, k independent
@@ -119,6 +125,9 @@ def arms(
     Inspect Flow spec, to run elsewhere with `flow run`.  Then the table of `swarm compare` is
     printed.  Before anything is written, every arm is made as the run makes it (the task with
     its -T args, each topology file) and, unless --no-run, the model with its -M args.
+    LOG_DIR holds one experiment: if it holds arms of another (another budget, task, model or
+    -M arg, agent or topology content) the command refuses, naming the difference, unless
+    --replace moves that experiment's logs to LOG_DIR-replaced-<time> beside it.
 
     \b
     Examples:
@@ -131,6 +140,7 @@ def arms(
         Experiment,
         arm_tasks,
         flow_installed,
+        other_experiments,
         run_arms,
         topology_name,
         write_flow_spec,
@@ -164,6 +174,14 @@ def arms(
     if not no_run:
         _check_model(experiment.model, experiment.model_args)
     check_writable_directory(log_dir, "--log-dir")
+    others = other_experiments(experiment, log_dir)
+    if others and not replace:
+        raise UsageError(
+            f"--log-dir: {log_dir} holds the arms of another experiment "
+            f"({'; '.join(sorted(others.values()))}, as logged vs this one): give another "
+            "--log-dir, "
+            "or --replace to move those logs aside"
+        )
     # the Flow spec is optional: without inspect-flow the arms still run, unless it was asked
     # for (--flow-spec, --no-run), which is then refused with what to install
     wanted = flow_spec is not None or no_run
@@ -183,7 +201,9 @@ def arms(
     if no_run:
         return
     extra: dict[str, Any] = {} if max_tasks is None else {"max_tasks": max_tasks}
-    sweep = run_arms(experiment, log_dir, retry_attempts=retry_attempts, **extra)
+    sweep = run_arms(experiment, log_dir, retry_attempts=retry_attempts, replace=replace, **extra)
+    for moved in sweep.replaced:
+        click.echo(f"replaced: {moved}")
     for aside in sweep.set_aside:
         click.echo(
             f"warning: {aside.path}: not a readable Inspect log ({aside.problem}); renamed "
@@ -205,14 +225,20 @@ def arms(
 @click.argument("log_dir")
 @click.option("-o", "--output", help="Where the page and PNGs go [default: LOG_DIR].")
 @click.option("--scorer", help="The score to read (default: each sample's first).")
-def compare(log_dir: str, output: str | None, scorer: str | None) -> None:
+@click.option(
+    "--fit-over-budget", is_flag=True, help="Let arms that overspent their budget into the fit."
+)
+def compare(log_dir: str, output: str | None, scorer: str | None, fit_over_budget: bool) -> None:
     """Read the arms in LOG_DIR (written by `swarm arms` or its Flow spec) and print one row
-    per arm: realized tokens and cost per sample, accuracy with its 95% interval, the team's
-    accuracy (pass@k for attempts), pass^k, best@k, tokens per success and whether the arm
-    stayed within its budget; then the scaling exponent lambda.  Writes comparison.html and
-    the PNGs comparison-frontier.png and comparison-by-k.png.  A log that cannot be read, or
-    whose figures are not finite numbers, is named in a warning and left out (the arm's next
-    newest log stands in).
+    per arm: the accuracy of the answer the arm chose (attempts: their majority answer) with
+    its 95% interval, an oracle's pick (pass@k of attempts, a swarm's best member), the mean
+    attempt or member, pass^k, realized tokens and cost per sample and tokens per success;
+    arms that spent more than their budget in some sample come in a block of their own and
+    stay out of the fit; then the scaling exponent lambda, on realized tokens.  Writes
+    comparison.html and the PNGs comparison-frontier.png and comparison-by-k.png.  A log that
+    cannot be read, or whose figures are not finite numbers, is named in a warning and left
+    out (the arm's next newest log stands in).  LOG_DIR must hold one experiment: arms of
+    two (another budget, model arg, seed...) are refused, naming the difference.
 
     \b
     Examples:
@@ -223,11 +249,13 @@ def compare(log_dir: str, output: str | None, scorer: str | None) -> None:
     from swarm.analysis._arms import UnknownScorer
 
     try:
-        table = arm_table(log_dir, scorer=scorer)
+        table = arm_table(log_dir, scorer=scorer, over_budget=fit_over_budget)
     except UnknownScorer as ex:
         raise UsageError(f"--scorer: {ex.problem}") from None
     _warn_skipped(table.skipped)
     if not table.rows:
+        if not Path(log_dir).is_dir():
+            raise UsageError(f"{log_dir}: no such directory")
         raise UsageError(f"{log_dir}: no arm logs (run `swarm arms` first)")
     out = output or log_dir
     check_writable_directory(out, "--output")

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Mapping, Sequence
+from datetime import UTC
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
@@ -27,6 +28,7 @@ from urllib.request import url2pathname
 import attrs
 import yaml
 
+from swarm.analysis import ExperimentId, experiment_id, identity_of_log
 from swarm.errors import ConfigError, UsageError
 from swarm.experiments._arms import Arm, Experiment
 from swarm.experiments._task import swarm_arm
@@ -41,7 +43,9 @@ __all__ = [
     "SetAside",
     "Sweep",
     "arm_tasks",
+    "experiment_identity",
     "flow_installed",
+    "other_experiments",
     "flow_spec",
     "run_arms",
     "write_flow_spec",
@@ -73,6 +77,94 @@ class Sweep:
     logs: tuple[EvalLog, ...]
     ran: tuple[str, ...]
     set_aside: tuple[SetAside, ...] = ()
+    replaced: tuple[str, ...] = ()
+    """The logs of another experiment moved out of the directory (``replace=True``), each
+    ``<path> -> <new path>``."""
+
+
+def experiment_identity(experiment: Experiment) -> ExperimentId:
+    """The identity its arms' logs will carry (``swarm.analysis.identity_of_log``)."""
+    topologies = [
+        (arm.name.rsplit("-", 1)[0], experiment.task_args_of(arm).get("topology_digest"))
+        for arm in experiment.arms()
+        if arm.kind == "swarm" and arm.topology is not None
+    ]
+    return experiment_id(
+        task=experiment.task,
+        task_args=experiment.task_args,
+        agent=experiment.agent,
+        reserve=experiment.reserve,
+        budget=experiment.budget,
+        model=experiment.model,
+        model_args=experiment.model_args,
+        topologies=sorted(set(topologies)),
+    )
+
+
+def other_experiments(experiment: Experiment, log_dir: str | Path) -> dict[str, str]:
+    """The arm logs in ``log_dir`` (not its subfolders) of an experiment other than
+    ``experiment``: each log's path and how it differs (``budget (240 vs 120)``).  A log that
+    does not read is not counted (``run_arms`` sets it aside), nor is an earlier version of
+    one of ``experiment``'s swarm arms whose topology file has been edited since (the arm runs
+    again, and its newest log is the one read)."""
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    mine = experiment_identity(experiment)
+    arms = {arm.name for arm in experiment.arms()}
+    found: dict[str, str] = {}
+    if not Path(log_dir).is_dir():
+        return found
+    for info in list_eval_logs(str(log_dir), recursive=False):
+        try:
+            header = read_eval_log(info, header_only=True)
+        except Exception:  # unreadable: set aside, not judged
+            continue
+        args = header.eval.task_args or {}
+        if "arm" not in args or "budget" not in args:
+            continue
+        theirs = identity_of_log(header)
+        differ = theirs.differences(mine)
+        if header.eval.task in arms and _only_topology_differs(theirs, mine):
+            continue  # an earlier version of an arm this run makes new: newest wins, as ever
+        if differ:
+            path = (
+                Path(url2pathname(urlparse(info.name).path))
+                if info.name.startswith("file://")
+                else Path(info.name)
+            )
+            found[str(path)] = f"{header.eval.task}: {'; '.join(differ)}"
+    return found
+
+
+def _only_topology_differs(theirs: ExperimentId, mine: ExperimentId) -> bool:
+    return attrs.evolve(theirs, topologies=()) == attrs.evolve(mine, topologies=())
+
+
+def _refuse_or_replace(experiment: Experiment, where: Path, replace: bool) -> list[str]:
+    """Refuse a directory holding another experiment's arms, or, with ``replace``, move their
+    logs into ``<dir>-replaced-<time>`` beside it; the moves made."""
+    others = other_experiments(experiment, where)
+    if not others:
+        return []
+    if not replace:
+        said = "; ".join(sorted(others.values()))
+        raise ConfigError(
+            f"log_dir: {where} holds the arms of another experiment ({said}, as logged vs "
+            "this one): write this experiment into a directory of its own, or replace the "
+            "other (replace=True, `swarm arms --replace`), which moves its logs aside"
+        )
+    from datetime import datetime
+
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    aside = where.parent / f"{where.name}-replaced-{stamp}"
+    aside.mkdir(parents=True, exist_ok=True)
+    moved = []
+    for path in others:
+        source = Path(path)
+        target = aside / source.name
+        source.rename(target)
+        moved.append(f"{source} -> {target}")
+    return moved
 
 
 def _set_aside_unreadable(log_dir: Path) -> list[SetAside]:
@@ -119,18 +211,26 @@ def run_arms(
     *,
     retry_attempts: int = 0,
     display: str = "none",
+    replace: bool = False,
     **eval_set_args: Any,
 ) -> Sweep:
     """Run every arm of ``experiment`` as one Inspect eval set in ``log_dir`` (resumable:
     arms with a complete log there are not run again; a log there that cannot be read is
     renamed ``<name>.corrupt`` first, and its arm runs again: ``Sweep.set_aside``).
-    ``eval_set_args`` go to ``inspect_ai.eval_set`` (``max_tasks``, ``max_samples``...)."""
+    ``eval_set_args`` go to ``inspect_ai.eval_set`` (``max_tasks``, ``max_samples``...).
+
+    Raises:
+        ConfigError: ``log_dir`` holds arm logs of another experiment (another budget, task,
+            model or model arg, agent, reserve or topology content), and not ``replace``;
+            with ``replace`` their logs are moved to ``<log_dir>-replaced-<time>`` beside it
+            (``Sweep.replaced``)."""
     from inspect_ai import eval_set
     from inspect_ai.log import read_eval_log
 
     where = Path(log_dir)
     where.mkdir(parents=True, exist_ok=True)
     set_aside = _set_aside_unreadable(where)
+    replaced = _refuse_or_replace(experiment, where, replace)
     before = _log_files(where)
     success, logs = eval_set(
         arm_tasks(experiment),
@@ -148,7 +248,13 @@ def run_arms(
         read_eval_log(str(where / name), header_only=True).eval.task
         for name in _log_files(where) - before
     )
-    return Sweep(success=success, logs=tuple(logs), ran=tuple(ran), set_aside=tuple(set_aside))
+    return Sweep(
+        success=success,
+        logs=tuple(logs),
+        ran=tuple(ran),
+        set_aside=tuple(set_aside),
+        replaced=tuple(replaced),
+    )
 
 
 def flow_installed() -> bool:
