@@ -16,7 +16,7 @@ from importlib import import_module
 from importlib.metadata import version
 from typing import Any, Literal
 
-from inspect_ai._util.error import PrerequisiteError
+from inspect_ai._util.error import PrerequisiteError, set_exception_hook
 from inspect_ai.model import ModelUsage
 from inspect_ai.util import token_limit
 
@@ -29,6 +29,7 @@ __all__ = [
     "bridged_call",
     "current_agent_span_id",
     "current_background_registry",
+    "inspect_exception_hook_first",
     "missing_private_api",
     "register_as",
     "unshadow_inspect_name",
@@ -54,7 +55,7 @@ TESTED_INSPECT = "0.3.285"
 # every name this module imports from Inspect's private modules, by module (tests/
 # test_inspect_private.py checks the table against the imports below, so it cannot drift)
 PRIVATE_NAMES: dict[str, tuple[str, ...]] = {
-    "inspect_ai._util.error": ("PrerequisiteError",),
+    "inspect_ai._util.error": ("PrerequisiteError", "set_exception_hook"),
     "inspect_ai.agent._bridge.bridge": ("_patch_config",),
     "inspect_ai.agent._deepagent.agent_tool": ("current_background_registry",),
     "inspect_ai._util.registry": (
@@ -79,6 +80,12 @@ PRIVATE_NAMES: dict[str, tuple[str, ...]] = {
     "inspect_ai.util._span": ("current_agent_span_id",),
     "inspect_ai.util._store": ("suspend_store_events",),
 }
+
+
+def inspect_exception_hook_first() -> None:
+    """Install Inspect's exception hook now, as its ``platform_init`` does at the first eval
+    (once per process), so that a hook installed after this one stays outermost."""
+    set_exception_hook()
 
 
 def missing_private_api() -> list[str]:

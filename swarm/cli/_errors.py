@@ -15,7 +15,7 @@ from types import TracebackType
 import click
 from rich.console import Console
 
-from swarm._inspect.private import PrerequisiteError
+from swarm._inspect.private import PrerequisiteError, inspect_exception_hook_first
 from swarm.errors import SwarmError
 
 __all__ = ["error_text", "install_inspect_excepthook", "show_error"]
@@ -48,11 +48,18 @@ def install_inspect_excepthook() -> None:
     traceback, whatever Inspect's display; every other exception goes to the hook that was
     there before (Inspect's, which prints its own ``PrerequisiteError`` the same way).
 
+    Inspect installs its own hook once per process, at its first eval, and that hook prints a
+    ``PrerequisiteError`` through its console, which ``display="none"`` mutes: a script whose
+    eval ran with display none, then raised a swarm-eval error, exited 1 with nothing said.
+    So Inspect's hook is installed first, and this one over it, where Inspect will not replace
+    it.
+
     Idempotent.  Called when Inspect loads swarm-eval's entry point.
     """
     global _installed
     if _installed:
         return
+    inspect_exception_hook_first()
     previous = sys.excepthook
 
     def hook(
