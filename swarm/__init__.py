@@ -35,6 +35,7 @@ from swarm._spec.topology import PluginSpec, channel, controller, load_topology
 from swarm.errors import (
     ConfigError,
     MemberErrors,
+    MissingExtra,
     PluginError,
     RecordRejected,
     SwarmError,
@@ -144,6 +145,7 @@ __all__ = [
     "SwarmResult",
     "SwarmView",
     "Synthesis",
+    "MissingExtra",
     "UsageError",
     "WaitNews",
     "__version__",

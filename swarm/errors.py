@@ -3,6 +3,7 @@
 ``SwarmError`` is the root.  ``ConfigError`` is what a user sees for a bad topology, roster or
 parameter: its message names the field.  ``PluginError`` names the plugin and the hook that
 misbehaved, in the style of pluggy's ``PluginValidationError``.  ``UsageError`` is for the CLI.
+``MissingExtra`` says which optional extra to install (it is an ``ImportError`` too).
 
 Those three are also Inspect's ``PrerequisiteError``: the exception type Inspect's command line
 (``inspect eval``, ``inspect eval-set``) prints as one message with no traceback.  ``str(error)``
@@ -22,6 +23,7 @@ from swarm._inspect.private import PrerequisiteError
 __all__ = [
     "ConfigError",
     "MemberErrors",
+    "MissingExtra",
     "PluginError",
     "RecordRejected",
     "SwarmError",
@@ -72,6 +74,12 @@ class PluginError(SwarmError, _Shown):
 
 class UsageError(SwarmError, _Shown):
     """The command line was used wrongly."""
+
+
+class MissingExtra(SwarmError, _Shown, ImportError):
+    """An optional extra a feature needs is not installed; the message names the package and
+    the ``pip install 'swarm-eval[<extra>]'`` that brings it.  The ``swarm`` command exits
+    with status 1, as for any error a person can fix (2 is for a wrong option)."""
 
 
 class MemberErrors(SwarmError):

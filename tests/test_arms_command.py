@@ -599,3 +599,23 @@ def test_compare_refuses_a_directory_holding_two_experiments(sweep: Path, tmp_pa
         ["attempts-2", "single", "swarm-2"],
         ["attempts-4"],
     ]
+
+
+def test_a_missing_extra_exits_1_saying_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: exit 2, the status of a wrong option, though nothing was wrong with the
+    options (issue 42)."""
+    monkeypatch.setitem(sys.modules, "inspect_flow", None)  # as if the extra were missing
+    logs = tmp_path / "logs"
+    code, out, err = swarm(*ARMS, "--log-dir", str(logs), "--no-run")
+    assert (code, out) == (1, "")
+    assert err == "error: a Flow spec needs inspect-flow: pip install 'swarm-eval[flow]'\n"
+    assert not logs.exists()
+
+
+def test_compare_names_a_directory_that_is_not_there(tmp_path: Path) -> None:
+    """Before: "no arm logs (run `swarm arms` first)" for a mistyped path (issue 42)."""
+    code, out, err = swarm("compare", str(tmp_path / "logz"))
+    assert (code, out) == (2, "")
+    assert err == f"error: {tmp_path / 'logz'}: no such directory\n"

@@ -223,6 +223,17 @@ def test_swarm_demo_says_why_an_unknown_swarm_model_failed(tmp_path: Path) -> No
     no_traceback(done)
 
 
+@pytest.mark.parametrize("members", ["0", "10001"])
+def test_swarm_demo_names_its_members_option(tmp_path: Path, members: str) -> None:
+    """Before: ``--members 0`` ran, and failed naming the spec's ``member.count``."""
+    done = CliRunner().invoke(cli, ["demo", "--members", members, "--log-dir", str(tmp_path)])
+    assert done.exit_code == 2
+    assert done.output.splitlines()[-1] == (
+        f"Error: Invalid value for '--members': {members} is not in the range 1<=x<=10000."
+    )
+    assert not list(tmp_path.iterdir())  # nothing ran
+
+
 def test_swarm_demo_says_why_a_provider_failed(tmp_path: Path) -> None:
     """No key reaches the subprocess: with the openai package missing Inspect asks for it, with
     it installed for OPENAI_API_KEY; either way the reason is printed (it used to be nothing)."""

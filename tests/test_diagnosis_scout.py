@@ -85,5 +85,5 @@ def test_without_scout_the_module_says_what_to_install() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == (
-        "UsageError swarm.diagnosis.scout needs Inspect Scout: pip install 'swarm-eval[scout]'"
+        "MissingExtra swarm.diagnosis.scout needs Inspect Scout: pip install 'swarm-eval[scout]'"
     )

@@ -4,12 +4,16 @@ The lead (swarm/worker) spawns ``helper``, whose agent is plain OpenAI SDK code:
 ``agent_bridge()`` sends its ``chat.completions.create(model="inspect")`` calls to the eval's
 model, and ``bridge_tools()`` gives it the swarm's tools in the SDK's format.  The helper writes
 the answer to the shared board, replies to its parent and stops; the lead reads the reply and
-submits.  Runs offline on the scripted model (needs the ``openai`` package).
+submits.  Runs offline on the scripted model (needs the ``openai`` package:
+``pip install 'swarm-eval[bridge]'``).  Exits 1, saying why, when the bridged member did not
+do its part, so a run that failed never looks like one that worked.
 
     python docs/examples/bridged_member.py
 """
 
 from __future__ import annotations
+
+import sys
 
 from inspect_ai.agent import Agent, AgentState, agent, agent_bridge
 from inspect_ai.log import read_eval_log
@@ -64,6 +68,10 @@ SCRIPTS = {
 
 
 def main() -> None:
+    try:
+        import openai  # noqa: F401
+    except ImportError:
+        sys.exit("bridged_member.py needs the openai package: pip install 'swarm-eval[bridge]'")
     solver = swarm(
         members=member("swarm/worker", name="lead", can_spawn=["sdk"]),
         templates={"sdk": member(sdk_helper, bridged=True)},
@@ -77,6 +85,9 @@ def main() -> None:
     for m in ledger["members"]:
         usage = m["meter"]["usage"]["total_tokens"]
         print(f"{m['name']}: bridged {m['bridged']}, {m['status']}, {usage} tokens")
+    statuses = {m["name"]: m["status"] for m in ledger["members"]}
+    if statuses.get("helper") != "submitted":
+        sys.exit(f"the bridged helper did not finish its part: {statuses}")
     helper = metrics["helper"]
     print(
         f"helper: delivery {helper['delivery_effective']}, "

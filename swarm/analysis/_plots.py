@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from swarm.errors import UsageError
+from swarm.errors import MissingExtra
 
 if TYPE_CHECKING:
     from swarm.analysis._arms import ArmRow, ArmTable
@@ -39,7 +39,7 @@ def _pyplot() -> Any:
         matplotlib.use("Agg", force=False)
         import matplotlib.pyplot as plt
     except ImportError:
-        raise UsageError(
+        raise MissingExtra(
             "the comparison's pictures need matplotlib: pip install 'swarm-eval[experiments]'"
         ) from None
     return plt

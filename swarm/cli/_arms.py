@@ -12,7 +12,7 @@ import yaml
 from swarm._checks import check_writable_directory
 from swarm._inspect.private import PrerequisiteError
 from swarm._spec.files import bound_problem
-from swarm.errors import ConfigError, SwarmError, UsageError
+from swarm.errors import ConfigError, MissingExtra, SwarmError, UsageError
 
 __all__ = ["arms", "compare"]
 
@@ -171,6 +171,9 @@ def arms(
     # then every arm made as the run makes it: the task, its args and each topology file; the
     # model too when the arms run here (a Flow spec may be run where its key and package are)
     arm_tasks(experiment)
+    wanted = flow_spec is not None or no_run
+    if wanted and not flow_installed():  # said before anything is written
+        raise MissingExtra("a Flow spec needs inspect-flow: pip install 'swarm-eval[flow]'")
     if not no_run:
         _check_model(experiment.model, experiment.model_args)
     check_writable_directory(log_dir, "--log-dir")
@@ -183,8 +186,7 @@ def arms(
             "or --replace to move those logs aside"
         )
     # the Flow spec is optional: without inspect-flow the arms still run, unless it was asked
-    # for (--flow-spec, --no-run), which is then refused with what to install
-    wanted = flow_spec is not None or no_run
+    # for (--flow-spec, --no-run), which was refused above with what to install
     if wanted or flow_installed():
         spec_path = Path(flow_spec) if flow_spec is not None else Path(log_dir) / "flow.yaml"
         try:

@@ -68,7 +68,13 @@ def _summarise(sample: Any) -> None:
 
 @click.command(short_help="Run a small swarm eval and summarise it (no key needed).")
 @click.option("--model", default="swarm/scripted", show_default=True, help="Inspect model.")
-@click.option("--members", default=3, show_default=True, help="How many members.")
+@click.option(
+    "--members",
+    type=click.IntRange(1, 10_000),
+    default=3,
+    show_default=True,
+    help="How many members (1 to 10,000).",
+)
 @click.option("--log-dir", default="logs", show_default=True, help="Where the log goes.")
 @click.option(
     "--stop-on-submission/--all-finish", default=False, help="Stop at the first submission."

@@ -27,9 +27,9 @@ from inspect_ai.model import ChatMessage, ChatMessageUser, get_model
 try:
     from inspect_scout import Result, Scanner, Transcript, scanner
 except ImportError:  # the optional extra: say what to install, not a bare traceback
-    from swarm.errors import UsageError
+    from swarm.errors import MissingExtra
 
-    raise UsageError(
+    raise MissingExtra(
         "swarm.diagnosis.scout needs Inspect Scout: pip install 'swarm-eval[scout]'"
     ) from None
 

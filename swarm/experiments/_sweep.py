@@ -29,7 +29,7 @@ import attrs
 import yaml
 
 from swarm.analysis import ExperimentId, experiment_id, identity_of_log
-from swarm.errors import ConfigError, UsageError
+from swarm.errors import ConfigError, MissingExtra, UsageError
 from swarm.experiments._arms import Arm, Experiment
 from swarm.experiments._task import swarm_arm
 
@@ -50,6 +50,8 @@ __all__ = [
     "run_arms",
     "write_flow_spec",
 ]
+
+_NEEDS_FLOW = "a Flow spec needs inspect-flow: pip install 'swarm-eval[flow]'"
 
 ARM_TASK = "swarm/swarm_arm"
 """The registered name of the arm task, as a Flow spec names it."""
@@ -270,7 +272,7 @@ def flow_spec(experiment: Experiment, log_dir: str, arms: Sequence[str] | None =
     try:
         from inspect_flow import FlowModel, FlowOptions, FlowSpec, FlowTask
     except ImportError:
-        raise UsageError("a Flow spec needs inspect-flow: pip install 'swarm-eval[flow]'") from None
+        raise MissingExtra(_NEEDS_FLOW) from None
     chosen: list[Arm] = experiment.arms()
     if arms is not None:
         known = {a.name for a in chosen}
@@ -308,7 +310,7 @@ def write_flow_spec(
     try:
         from inspect_flow.api import dump_spec
     except ImportError:
-        raise UsageError("a Flow spec needs inspect-flow: pip install 'swarm-eval[flow]'") from None
+        raise MissingExtra(_NEEDS_FLOW) from None
 
     out = Path(path)
     where = os.path.relpath(Path(log_dir).resolve(), out.resolve().parent)

@@ -1,4 +1,8 @@
-"""pytest fixtures for swarm-eval plugin authors (loaded through the ``pytest11`` entry point).
+"""pytest fixtures for swarm-eval plugin authors.
+
+The ``pytest11`` entry point loads them from the top-level module ``swarm_eval_pytest``, which
+imports nothing of swarm-eval's or Inspect's until a test asks for a fixture; this module names
+the same fixtures for a ``pytest_plugins = ["swarm.testing.pytest_plugin"]`` line.
 
 - ``swarm_plugins``: a fresh ``PluginCatalog`` with every installed plugin, for one test;
 - ``swarm_log_dir``: a temporary Inspect log directory;
@@ -10,63 +14,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from swarm_eval_pytest import (
+    scripted,
+    scripted_server,
+    scripted_server_shared,
+    swarm_log_dir,
+    swarm_plugins,
+)
 
-import pytest
-from inspect_ai.model import Model
-
-from swarm._hooks.catalog import PluginCatalog
-from swarm.testing._runner import scripted_model
-
-if TYPE_CHECKING:  # the server (uvicorn, starlette) is imported only by a test that uses it
-    from swarm.testing._server import ScriptedServer
-
-
-@pytest.fixture
-def swarm_plugins() -> PluginCatalog:
-    """A freshly loaded plugin catalog (entry points read again)."""
-    return PluginCatalog.load()
-
-
-@pytest.fixture
-def swarm_log_dir(tmp_path: Path) -> Iterator[Path]:
-    """A temporary directory for Inspect logs."""
-    path = tmp_path / "logs"
-    path.mkdir()
-    yield path
-
-
-@pytest.fixture
-def scripted() -> Callable[..., Model]:
-    """``scripted(scripts, answer=..., delay=...)`` builds a scripted model."""
-
-    def make(*args: Any, **kwargs: Any) -> Model:
-        return scripted_model(*args, **kwargs)
-
-    return make
-
-
-@pytest.fixture(scope="session")
-def scripted_server_shared() -> Iterator[ScriptedServer]:
-    """The session's scripted server, started on a free loopback port and stopped at the end."""
-    from swarm.testing._server import ScriptedServer
-
-    with ScriptedServer() as server:
-        yield server
-
-
-@pytest.fixture
-def scripted_server(
-    scripted_server_shared: ScriptedServer, monkeypatch: pytest.MonkeyPatch
-) -> ScriptedServer:
-    """The scripted server with no scripts and an empty log (``load()`` gives it scripts), and
-    the ``openai-api/scripted/...`` provider's environment pointed at it for this test."""
-    from swarm.testing._server import SERVICE
-
-    server = scripted_server_shared
-    server.load()
-    monkeypatch.setenv(f"{SERVICE.upper()}_BASE_URL", server.base_url)
-    monkeypatch.setenv(f"{SERVICE.upper()}_API_KEY", SERVICE)
-    return server
+__all__ = [
+    "scripted",
+    "scripted_server",
+    "scripted_server_shared",
+    "swarm_log_dir",
+    "swarm_plugins",
+]
