@@ -819,3 +819,19 @@ def test_the_docs_pictures_are_timelines_of_their_examples() -> None:
     assert findings(demo) == [("writer", "premature_termination"), ("crasher", "never_acted")]
     for root in (fan_out, board, demo):  # drawn since model time excludes what came before it
         assert [e for e in root.iter() if "setup" in classes(e)]
+
+
+def test_lanes_whose_names_share_a_start_are_told_apart(tmp_path: Path) -> None:
+    """The fan-out's eight children: before, every lane read ``worker-events…`` (issue 42)."""
+    from swarm.plugins.scorers.fanout import load_fixture
+    from tests.fanout_cases import honest, run_fanout
+
+    fixture = load_fixture("json-events")
+    sample = run_fanout(fixture, "bwrap", honest(fixture), log_dir=tmp_path)
+    lanes = svg_lanes(ET.fromstring(timeline(sample).to_svg()))
+    shown = {g.get("data-member"): child_text(g, "name") for g in lanes}
+    assert len(shown) == 9 and len(set(shown.values())) == 9
+    for s in fixture.shards:
+        name = shown[s.worker].removeprefix("└ ")
+        assert name.endswith(s.worker[-6:])  # "nts-01": the part that differs is kept
+        assert name == s.worker or "…" in name
