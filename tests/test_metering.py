@@ -149,24 +149,26 @@ def test_a_call_that_crosses_the_cap_while_the_swarm_stops_ends_swarm_cap(
 
 
 def test_the_swarm_time_cap_leaves_room_for_its_own_stop(log_dir: Path) -> None:
-    # a member that hangs: the derived time cap (95% of the sample's 4 s) stops the swarm and
-    # the grace it gives (half of what the sample has left then) ends before the sample's limit
-    model = scripted_model({"hung": [pause(60, submit("never"))], "quick": [submit("42")]})
+    # a member that hangs: the derived time cap (95% of the sample's 20 s) stops the swarm and
+    # the grace it gives (half of what the sample has left then: 0.5 s) ends before the
+    # sample's limit.  20 s, not 4: with 4 the stop had 0.1 s to spare, and on a loaded
+    # machine (issue 42) cancelling the members took longer, and Inspect's limit struck first
+    model = scripted_model({"hung": [pause(600, submit("never"))], "quick": [submit("42")]})
     solver = swarm(
         members=[member(worker, name="hung"), member(worker, name="quick")],
         controller=controller("leaderless", stop_on_submission=False),
     )
-    log = run_eval(solver, model=model, log_dir=log_dir, time_limit=4)
+    log = run_eval(solver, model=model, log_dir=log_dir, time_limit=20)
     [sample] = log.samples or []
     assert sample.limit is None  # the sample's limit never struck
     ledger = ledger_of(sample)
-    assert ledger["caps"]["time"] == pytest.approx(3.8, abs=0.05)
+    assert ledger["caps"]["time"] == pytest.approx(19.0, abs=0.05)
     assert ledger["stop_reason"] == "swarm_time"
     assert ledger["interrupted"] is False
     assert ledger["ended_by"] is None
     assert result(sample)["final"]["provisional"] is False
     assert statuses(sample) == {"hung": "cancelled", "quick": "submitted"}
-    assert 3.8 <= ledger["overshoot"]["time"] + 3.8 < 4.0
+    assert 0 <= ledger["overshoot"]["time"] < 1.0
 
 
 # -- native compaction -----------------------------------------------------------------------
