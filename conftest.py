@@ -13,6 +13,9 @@ run (docs/index.md#writing-the-docs says how to write them):
   command must exit with status 0, unless an HTML comment ``<!-- exit N -->`` just before the
   block says otherwise: every command of the block then exits with ``N``; ``<!-- exit 0 2 -->``
   gives one status per command, in order.
+  With ``SWARM_DOCS_TWICE=1`` each page runs twice in the same directory, as a reader who
+  follows it again, and must then have left nothing its repository's ``.gitignore`` does not
+  cover (``scripts/docs-twice.sh``).
 - ``python``: a complete program, run with the virtualenv's Python in the page's directory; it
   must exit with status 0, or the ``N`` of an ``<!-- exit N -->`` just before it.
 - ``python`` after an HTML comment ``<!-- fragment -->``: part of a program (``...`` for
@@ -180,6 +183,23 @@ def _run(args: list[str], workdir: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+def untracked(workdir: Path) -> list[str]:
+    """What the page wrote in ``workdir`` that the repository's .gitignore does not cover, as
+    ``git status`` in a checkout would list it."""
+    (workdir / ".gitignore").write_text((ROOT / ".gitignore").read_text())  # git reads no link
+    subprocess.run(["git", "init", "-q"], cwd=workdir, check=True)
+    found = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split("\n")
+    shown = (line[3:] for line in found if line.startswith("?? "))
+    ours = (*LINKED, ".gitignore", "program.py")  # the checker's own: links, a python block
+    return sorted(p for p in shown if p.split("/")[0] not in ours)
+
+
 class BlockFailed(Exception):
     """A block did not do what its page shows."""
 
@@ -238,6 +258,11 @@ class PageBlocks(pytest.Item):
             for name in LINKED:
                 (workdir / name).symlink_to(ROOT / name)
             run_blocks(self.blocks, page, workdir)
+            if os.environ.get("SWARM_DOCS_TWICE"):  # a reader who follows the page again
+                run_blocks(self.blocks, page, workdir)
+                left = untracked(workdir)
+                if left:
+                    raise BlockFailed(f"{page}: left files .gitignore does not cover: {left}")
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, BlockFailed):

@@ -5,12 +5,15 @@ Runs on the scripted model (no key).  Every step's usage is set, so the tokens p
 same on every run; times are not printed (they vary).  The critical path is the longest chain in
 time, and a scripted call takes a few milliseconds (which of two such calls is longer is the
 machine's noise), so one call of each run is paused: the path runs through it on every run.
-The second run's log is written to diagnosed/, for `inspect score` (docs/diagnosis.md).  With
+The second run's log is written to diagnosed/, for `inspect score` (docs/diagnosis.md); a log
+an earlier run left there is removed first, so the page's `diagnosed/*.eval` names one log
+however often it runs.  With
 ``--pictures DIR`` it also draws each run's timeline (the critical path and the findings on it)
 into DIR: the docs' pictures are drawn so (``python docs/examples/diagnose_run.py --pictures
 docs/images``).
 """
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -100,4 +103,5 @@ model = scripted_model(
         "broken": [{"fail": "model API down"}],
     }
 )
+shutil.rmtree("diagnosed", ignore_errors=True)  # the example's own folder, fresh each run
 show(run_eval(board, model=model, log_dir="diagnosed").location, "diagnosis-board")

@@ -1,10 +1,12 @@
 """member_scores(): every member's answer scored next to the swarm's own score.
 
 With no argument: runs a swarm of four members of which one (m2) is right, scored by
-member_scores(match()), and prints its metrics; the log is written under member-scores-logs/.
+member_scores(match()), and prints its metrics; the log is written under member-scores-logs/
+(emptied first: the example's own folder holds one log however often it runs).
 With a log file: prints the member_scores metrics of that log (as `inspect score` wrote them).
 """
 
+import shutil
 import sys
 
 from inspect_ai.agent import react
@@ -20,6 +22,12 @@ def show(log) -> None:
     for score in log.results.scores:
         if score.scorer.startswith("member_scores"):
             print(f"{score.scorer:<15} {score.name:<5} mean {score.metrics['mean'].value:.2f}")
+
+
+def fresh(folder: str) -> str:
+    """``folder``, emptied of an earlier run's logs (it is this example's own)."""
+    shutil.rmtree(folder, ignore_errors=True)
+    return folder
 
 
 if len(sys.argv) > 1:
@@ -39,7 +47,7 @@ log = run_eval(
     solver,
     model=scripted_model(SCRIPTS),
     scorer=member_scores(match()),
-    log_dir="member-scores-logs",
+    log_dir=fresh("member-scores-logs"),
 )
 print(log.samples[0].scores["member_scores"].value)
 show(log)
