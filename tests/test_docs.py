@@ -229,6 +229,16 @@ def test_install_steps_activate_the_virtualenv_first(page: Path) -> None:
     assert lines.index(ACTIVATE) < first_use, f"{page.name} uses a command before activating"
 
 
+def test_readme_and_quickstart_name_one_test_command() -> None:
+    """Before: the README said `bash scripts/test.sh`, the quickstart `bash .ci/run` (issue 42)."""
+
+    def commands(page: Path) -> set[str]:
+        lines = {line.strip() for _, body, _ in _blocks(page) for line in body.splitlines()}
+        return {line for line in lines if line.startswith("bash ")}
+
+    assert commands(README) == commands(DOCS / "quickstart.md") == {"bash scripts/test.sh"}
+
+
 def test_plugins_page_names_every_built_in_plugin() -> None:
     ours = sorted(ep.name for ep in entry_points(group="swarm") if ep.dist.name == "swarm-eval")
     assert len(ours) == 8
