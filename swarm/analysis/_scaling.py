@@ -88,6 +88,7 @@ def scaling_fits(
     their budget join the curve and the fit only with ``over_budget``."""
     kept = [r for r in rows if over_budget or r.within_budget]
     left_out = tuple(r.arm for r in rows if not (over_budget or r.within_budget))
+    fitted = {r.arm for r in kept}
     curve = [(r.tokens, r.chosen) for r in kept if r.kind == "single" and r.tokens > 0]
     curve += [
         (r.tokens / r.k, r.mean_agent)
@@ -102,7 +103,7 @@ def scaling_fits(
     for topology, swarms in by_topology.items():
         per_k: dict[int, float] = {}
         for r in swarms:
-            if not (over_budget or r.within_budget) or r.k < 2 or r.tokens <= 0:
+            if r.arm not in fitted or r.k < 2 or r.tokens <= 0:
                 continue
             found = curve_budget(curve, r.chosen)
             if found is not None:

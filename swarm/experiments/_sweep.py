@@ -129,12 +129,9 @@ def other_experiments(experiment: Experiment, log_dir: str | Path) -> dict[str, 
         if header.eval.task in arms and _only_topology_differs(theirs, mine):
             continue  # an earlier version of an arm this run makes new: newest wins, as ever
         if differ:
-            path = (
-                Path(url2pathname(urlparse(info.name).path))
-                if info.name.startswith("file://")
-                else Path(info.name)
+            found[str(_local_path(info.name, Path(log_dir)))] = (
+                f"{header.eval.task}: {'; '.join(differ)}"
             )
-            found[str(path)] = f"{header.eval.task}: {'; '.join(differ)}"
     return found
 
 
@@ -169,6 +166,15 @@ def _refuse_or_replace(experiment: Experiment, where: Path, replace: bool) -> li
     return moved
 
 
+def _local_path(location: str, log_dir: Path) -> Path:
+    """A log's ``file://`` location as a path under ``log_dir`` as the directory was given."""
+    local = location.startswith("file://")
+    path = Path(url2pathname(urlparse(location).path)) if local else Path(location)
+    with contextlib.suppress(ValueError):
+        path = log_dir / path.relative_to(log_dir.absolute())
+    return path
+
+
 def _set_aside_unreadable(log_dir: Path) -> list[SetAside]:
     """Rename every log under ``log_dir`` (as Inspect's eval set lists them: recursively)
     whose header does not read, so that the eval set runs its arm again instead of ending."""
@@ -185,9 +191,7 @@ def _set_aside_unreadable(log_dir: Path) -> list[SetAside]:
                     f"{info.name}: not a readable Inspect log ({problem}); move it out of the "
                     "log directory and run again"
                 ) from None
-            path = Path(url2pathname(urlparse(info.name).path))
-            with contextlib.suppress(ValueError):  # shown as the directory was given
-                path = log_dir / path.relative_to(log_dir.absolute())
+            path = _local_path(info.name, log_dir)
             target = path.with_name(f"{path.name}.corrupt")
             n = 1
             while target.exists():
