@@ -18,17 +18,17 @@ from typing import Any
 
 import attrs
 import pytest
-from inspect_ai.agent import Agent, agent, react
+from inspect_ai.agent import Agent
 from inspect_ai.event import ModelEvent, ToolEvent
 from inspect_ai.log import EvalSample, read_eval_log
-from inspect_ai.tool import Tool, tool
 
-from swarm import channel, controller, member, swarm, swarm_on_continue, swarm_tools
+from swarm import channel, controller, member, swarm
 from swarm.diagnosis import diagnose
 from swarm.diagnosis._figures import figures
 from swarm.diagnosis._trace import Call, Trace
 from swarm.records import METRICS_KEY
 from swarm.testing import Step, call, fail, pause, poll, reply, run_eval, scripted_model, submit
+from tests.test_diagnosis import board_worker
 
 
 def u(step: Step) -> Step:
@@ -36,23 +36,7 @@ def u(step: Step) -> Step:
     return attrs.evolve(step, usage=[10, 5])
 
 
-@tool
-def lookup() -> Tool:
-    async def execute(key: str) -> str:
-        """Look a key up.
-
-        Args:
-            key: the key.
-        """
-        return f"the value of {key}"
-
-    return execute
-
-
-@agent
-def worker() -> Agent:
-    """A react agent with the swarm's tools and one tool of work (``lookup``)."""
-    return react(tools=[swarm_tools(), lookup()], on_continue=swarm_on_continue())
+worker = board_worker  # a react agent with the swarm's tools and lookup, as the other file's
 
 
 def talking(*names: str, stop_on_submission: bool = False) -> Agent:
