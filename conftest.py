@@ -23,6 +23,13 @@ run (docs/index.md#writing-the-docs says how to write them):
 
 The first block that fails ends its page's test (the blocks after it may need what it did).
 Pages are independent of each other, so they run in parallel (``pytest -n 2``).
+
+A page runs with only what it says to install: swarm-eval's base install, plus what a
+``> Needs `pip install ...` `` line at its top (before its first section) and the ``pip
+install`` lines of its blocks install; every other distribution of the test environment is
+hidden from the page's interpreters (``tests/page_env.py``, ``tests/page_site/``).  A page that
+passed is not run again while nothing it depends on has changed (``tests/page_cache.py``;
+``SWARM_DOCS_FRESH=1`` runs every page).
 """
 
 from __future__ import annotations
@@ -150,8 +157,9 @@ def _diff(expected: str, actual: str) -> str:
     return "\n".join(difflib.unified_diff(want, shown, "shown on the page", "printed", lineterm=""))
 
 
-def _env(workdir: Path) -> dict[str, str]:
-    """The environment of a user who activated the virtualenv, with Inspect's logs in workdir."""
+def _env(workdir: Path, page: dict[str, str]) -> dict[str, str]:
+    """The environment of a user who activated the virtualenv, with Inspect's logs in workdir,
+    and only what the page may use installed (``page``: from ``tests.page_env.environment``)."""
     env = {
         name: value
         for name, value in os.environ.items()
@@ -165,15 +173,16 @@ def _env(workdir: Path) -> dict[str, str]:
     # as after installing swarm-eval alone: the test suite's fixture plugin, installed in the
     # same environment, is not loaded (an empty list allows no third-party distribution)
     env["SWARM_LOAD_PLUGINS"] = ""
+    env.update(page)
     return env
 
 
-def _run(args: list[str], workdir: Path) -> subprocess.CompletedProcess[str]:
+def _run(args: list[str], workdir: Path, page: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """Run a command in the page's directory: no stdin, output and errors together."""
     return subprocess.run(
         args,
         cwd=workdir,
-        env=_env(workdir),
+        env=_env(workdir, page),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -204,8 +213,11 @@ class BlockFailed(Exception):
     """A block did not do what its page shows."""
 
 
-def run_block(block: Block, workdir: Path, page: str) -> None:
-    """Run one block in ``workdir``; ``BlockFailed`` says how it differs from the page."""
+def run_block(block: Block, workdir: Path, page: str, env: dict[str, str] | None = None) -> None:
+    """Run one block in ``workdir``; ``BlockFailed`` says how it differs from the page.  ``env``:
+    the page's environment variables (``tests.page_env.environment``), none for the full
+    install."""
+    env = env or {}
     where = f"{page}:{block.line}"
     if block.fragment:
         compile("\n" * block.line + block.body, page, "exec", dont_inherit=True)
@@ -215,7 +227,7 @@ def run_block(block: Block, workdir: Path, page: str) -> None:
         program = workdir / "program.py"
         program.write_text("\n" * block.line + block.body)
         (want,) = expected_exits(block, 1)
-        done = _run([sys.executable, str(program)], workdir)
+        done = _run([sys.executable, str(program)], workdir, env)
         if done.returncode != want:
             raise BlockFailed(
                 f"{where}: the program exited with status {done.returncode}, not {want}:\n"
@@ -224,7 +236,7 @@ def run_block(block: Block, workdir: Path, page: str) -> None:
         return
     pairs = commands(block.body)
     for (command, expected), want in zip(pairs, expected_exits(block, len(pairs)), strict=True):
-        done = _run(["bash", "-c", command], workdir)
+        done = _run(["bash", "-c", command], workdir, env)
         problems = []
         if done.returncode != want:
             problems.append(f"exited with status {done.returncode}, not {want}")
@@ -234,10 +246,12 @@ def run_block(block: Block, workdir: Path, page: str) -> None:
             raise BlockFailed(f"{where}: $ {command}\n" + "\n".join(problems))
 
 
-def run_blocks(found: list[Block], page: str, workdir: Path) -> None:
+def run_blocks(
+    found: list[Block], page: str, workdir: Path, env: dict[str, str] | None = None
+) -> None:
     """Run a page's blocks in order in ``workdir``, up to the first that fails."""
     for block in found:
-        run_block(block, workdir, page)
+        run_block(block, workdir, page, env)
 
 
 class PageBlocks(pytest.Item):
@@ -251,18 +265,29 @@ class PageBlocks(pytest.Item):
         self.add_marker(pytest.mark.timeout(TIMEOUT * max(runs, 1)))
 
     def runtest(self) -> None:
+        # imported here: a page's own pytest run (testing.md) loads this file where the
+        # repository's tests/ is not
+        from tests.page_cache import page_key, passed_before, remember_pass
+        from tests.page_env import environment
+
         page = self.path.relative_to(ROOT).as_posix()
+        env = environment(self.path.read_text())
+        key = page_key(self.path, env)
+        if passed_before(self.path, key):  # unchanged since it last passed (tests/page_cache.py)
+            self.user_properties.append(("cached", True))
+            return
         with tempfile.TemporaryDirectory(prefix="swarm-docs-") as tmp:
             workdir = Path(tmp) / "repo"
             workdir.mkdir()
             for name in LINKED:
                 (workdir / name).symlink_to(ROOT / name)
-            run_blocks(self.blocks, page, workdir)
+            run_blocks(self.blocks, page, workdir, env)
             if os.environ.get("SWARM_DOCS_TWICE"):  # a reader who follows the page again
-                run_blocks(self.blocks, page, workdir)
+                run_blocks(self.blocks, page, workdir, env)
                 left = untracked(workdir)
                 if left:
                     raise BlockFailed(f"{page}: left files .gitignore does not cover: {left}")
+        remember_pass(self.path, key)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, BlockFailed):

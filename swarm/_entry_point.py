@@ -1,11 +1,11 @@
 """The ``inspect_ai`` entry point: makes swarm-eval's objects known to Inspect.
 
 ``swarm/swarm`` (the agent), ``swarm/worker`` and ``swarm/deepagent`` (members wired to the
-channels),
-``swarm/calculator_worker`` and ``swarm/swarm_demo`` (the demo), ``swarm/swarm_arm`` and
-``swarm/arms_demo`` (experiments), the ``swarm/swarm_diagnosis`` scorer (the failure checks of
-``swarm.diagnosis``) and the ``swarm/member_scores`` scorer (``swarm.analysis``), the
-``swarm/scripted`` and ``swarm/noisy`` models, and the ``bwrap`` sandbox provider
+channels), ``swarm/calculator_worker``, ``swarm/swarm_demo`` and ``swarm/arithmetic`` (the
+demo), ``swarm/swarm_arm`` and ``swarm/arms_demo`` (experiments), the
+``swarm/swarm_diagnosis`` scorer (the failure checks of ``swarm.diagnosis``) and the
+``swarm/member_scores`` scorer (``swarm.analysis``), the ``swarm/scripted`` and ``swarm/noisy``
+models, and the ``bwrap`` sandbox provider
 (``swarm._faces.bwrap``).
 
 Inspect names an object from an installed package ``<package>/<name>``.  From an *editable*
@@ -32,7 +32,7 @@ from swarm._faces.worker import worker
 from swarm._inspect.private import register_as, unshadow_inspect_name
 from swarm.analysis import member_scores
 from swarm.cli import install_inspect_excepthook
-from swarm.demo import calculator_worker, swarm_demo
+from swarm.demo import arithmetic, calculator_worker, swarm_demo
 from swarm.diagnosis import swarm_diagnosis
 from swarm.diagnosis._scorer import SCORER_NAME, swarm_diagnosis_scorer
 from swarm.experiments import arms_demo, swarm_arm
@@ -43,7 +43,16 @@ PACKAGE = "swarm"
 # swarm-eval's configuration and plugin errors end `inspect eval` as one message on stderr
 install_inspect_excepthook()
 
-for _obj in (swarm, worker, deepagent_member, calculator_worker, swarm_demo, swarm_arm, arms_demo):
+for _obj in (
+    swarm,
+    worker,
+    deepagent_member,
+    calculator_worker,
+    arithmetic,
+    swarm_demo,
+    swarm_arm,
+    arms_demo,
+):
     _name = registry_info(_obj).name
     if "/" not in _name:
         register_as(_obj, f"{PACKAGE}/{_name}")

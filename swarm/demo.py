@@ -1,7 +1,9 @@
 """The demo task: a small arithmetic question for a swarm, on the scripted model by default.
 
 ``swarm demo`` runs it; so does ``inspect eval swarm/swarm_demo --model swarm/scripted``
-(with ``-M scripts=...`` or any real model).
+(with ``-M scripts=...`` or any real model).  ``swarm/arithmetic`` is the same question with no
+solver of its own, for ``--solver swarm/swarm`` (the README's first command, which works from
+an installed package in any directory).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from inspect_ai.tool import Tool, tool
 
 from swarm import member, swarm
 
-__all__ = ["DEMO_SCRIPTS", "calculator_worker", "multiply", "swarm_demo"]
+__all__ = ["DEMO_SCRIPTS", "arithmetic", "calculator_worker", "multiply", "swarm_demo"]
 
 DEMO_SCRIPTS = {
     "worker-1": [
@@ -59,11 +61,22 @@ def calculator_worker() -> Agent:
     )
 
 
+def _question() -> Sample:
+    return Sample(id="six-times-seven", input="What is 6 * 7?", target="42")
+
+
+@task
+def arithmetic() -> Task:
+    """'What is 6 * 7?' with no solver of its own: give it one, such as ``--solver swarm/swarm``
+    (``docs/examples/task.py`` is the same task, written out as yours would be)."""
+    return Task(dataset=[_question()], scorer=includes())
+
+
 @task
 def swarm_demo(members: int = 3, stop_on_submission: bool = False) -> Task:
     """Three calculator workers answer 'What is 6 * 7?'; every one finishes by default."""
     return Task(
-        dataset=[Sample(id="six-times-seven", input="What is 6 * 7?", target="42")],
+        dataset=[_question()],
         solver=swarm(
             members=member(calculator_worker, name="worker", count=members),
             controller={"name": "leaderless", "stop_on_submission": stop_on_submission},

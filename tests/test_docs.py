@@ -12,21 +12,16 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import subprocess
 import sys
 import tomllib
-from importlib.metadata import (
-    PackageNotFoundError,
-    distribution,
-    entry_points,
-    packages_distributions,
-)
+from importlib.metadata import entry_points, packages_distributions
 from pathlib import Path
 
 import pytest
-from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+
+from tests.page_env import closure, installed_by
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -76,48 +71,11 @@ def test_every_code_block_says_what_it_is(page: Path) -> None:
             )
 
 
-def _closure(name: str, extras: frozenset[str] = frozenset()) -> set[str]:
-    """The distributions installing ``name[extras]`` installs, itself included."""
-    found: set[str] = set()
-    todo = [(name, extras)]
-    while todo:
-        dist, wanted = todo.pop()
-        key = canonicalize_name(dist)
-        if key in found and not wanted:
-            continue
-        found.add(key)
-        try:
-            requires = distribution(dist).requires or []
-        except PackageNotFoundError:  # named on a page, not installed here (openai)
-            continue
-        for line in requires:
-            req = Requirement(line)
-            if req.marker is None or any(
-                req.marker.evaluate({"extra": extra}) for extra in ("", *wanted)
-            ):
-                todo.append((req.name, frozenset(req.extras)))
-    return found
-
-
-def _installed_by(line: str) -> set[str]:
-    """The distributions a ``pip install ...`` line installs, by what it names: ``-e .`` and
-    ``".[docs]"`` are swarm-eval (with that extra), anything else a requirement."""
-    words = shlex.split(line.split("#")[0])
-    found: set[str] = set()
-    for word in words[words.index("install") + 1 :]:
-        if word.startswith("-"):
-            continue
-        name = "swarm-eval" + word[1:] if word.startswith(".") else word
-        req = Requirement(name)
-        found |= _closure(req.name, frozenset(req.extras))
-    return found
-
-
 def test_every_tool_a_page_runs_is_installed_first() -> None:
     # a console block's `python -m MODULE` or console script (`pytest`, `mkdocs`) must come with
     # swarm-eval, or be installed by a `pip install` line earlier on the same page (pytest once
     # was not: testing.md ran `python -m pytest` after a quick start that never installs it)
-    base = _closure("swarm-eval")
+    base = closure("swarm-eval")
     scripts = {ep.name: ep.dist.name for ep in entry_points(group="console_scripts") if ep.dist}
     modules = packages_distributions()
     for page in GUIDE:
@@ -125,7 +83,7 @@ def test_every_tool_a_page_runs_is_installed_first() -> None:
         for language, body, line in _blocks(page):
             for text in body.splitlines():
                 if re.match(r"^(\$ )?pip install ", text):
-                    installed |= _installed_by(text.removeprefix("$ "))
+                    installed |= installed_by(text.removeprefix("$ "))
             if language != "console":
                 continue
             for command in (x[2:] for x in body.splitlines() if x.startswith("$ ")):

@@ -226,3 +226,18 @@ def test_cli_worker_members_use_the_board(tmp_path: Path) -> None:
     rows = {m["name"]: m for m in metrics["members"]}
     assert rows["worker-1"]["comm"]["shared_memory"]["records"] == 1
     assert rows["worker-2"]["waits_by_outcome"] == {"news": 1}
+
+
+def test_the_example_topology_ships_with_the_package_and_is_the_docs_one() -> None:
+    """`swarm topology example` prints the shipped copy of docs/examples/topology.yaml (the
+    README's second command writes it in an empty directory), and it is valid."""
+    from click.testing import CliRunner
+
+    from swarm.cli import cli
+
+    shown = CliRunner().invoke(cli, ["topology", "example"])
+    assert shown.exit_code == 0
+    docs = Path(__file__).resolve().parent.parent / "docs" / "examples" / "topology.yaml"
+    assert shown.output == docs.read_text()
+    spec = swarm_spec(plugin_catalog(), config=str(docs))
+    assert [m.name for m in expand_roster(spec.members)] == ["react-1", "react-2", "reviewer"]

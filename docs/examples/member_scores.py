@@ -1,7 +1,8 @@
 """member_scores(): every member's answer scored next to the swarm's own score.
 
-With no argument: runs a swarm of four members of which one (m2) is right, scored by
-member_scores(match()), and prints its metrics; the log is written under member-scores-logs/
+With no argument: runs a swarm of four members of which one (m2) is right and two agree on a
+wrong answer, which the vote makes the swarm's, scored by member_scores(match()), and prints
+its metrics; the log is written under member-scores-logs/
 (emptied first: the example's own folder holds one log however often it runs).
 With a log file: prints the member_scores metrics of that log (as `inspect score` wrote them).
 """
@@ -15,7 +16,7 @@ from inspect_ai.scorer import match
 
 from swarm import controller, member, swarm
 from swarm.analysis import member_scores
-from swarm.testing import pause, reply, run_eval, scripted_model, submit
+from swarm.testing import reply, run_eval, scripted_model, submit
 
 
 def show(log) -> None:
@@ -34,14 +35,12 @@ if len(sys.argv) > 1:
     show(read_eval_log(sys.argv[1]))
     sys.exit()
 
-ANSWERS = {"m1": "41", "m2": "42", "m3": "40", "m4": "43"}
-SCRIPTS = {
-    name: [reply("thinking"), pause(0.15 * (i + 1), submit(answer))]
-    for i, (name, answer) in enumerate(ANSWERS.items())
-}
+# the vote's answer is 41 whatever order the members end in (two votes of four)
+ANSWERS = {"m1": "41", "m2": "42", "m3": "41", "m4": "43"}
+SCRIPTS = {name: [reply("thinking"), submit(answer)] for name, answer in ANSWERS.items()}
 solver = swarm(
     members=[member(react, name=name) for name in ANSWERS],
-    controller=controller("leaderless", final="first", stop_on_submission=False),
+    controller=controller("leaderless", final="vote", stop_on_submission=False),
 )
 log = run_eval(
     solver,

@@ -1,8 +1,10 @@
-"""``swarm topology check``: validate a topology file and print it resolved, without running it."""
+"""``swarm topology check``: validate a topology file and print it resolved, without running it;
+``swarm topology example``: print an example topology file to start from."""
 
 from __future__ import annotations
 
 import json
+from importlib.resources import files
 from typing import Any
 
 import click
@@ -22,9 +24,26 @@ def topology() -> None:
     templates, spawning; see docs/topologies.md).
 
     \b
-    Example:
+    Examples:
+      swarm topology example > topology.yaml
       swarm topology check topology.yaml
     """
+
+
+@topology.command(short_help="Print an example topology file to start from.")
+def example() -> None:
+    """Print an example topology file: two react workers and a reviewer, a leaderless
+    controller that lets every member finish and answers with the last submission, and a
+    budget with a grace period, each key commented.  It ships with swarm-eval, so it works in
+    any directory; it is the same file as the repository's docs/examples/topology.yaml.
+
+    \b
+    Example:
+      swarm topology example > topology.yaml
+      inspect eval swarm/arithmetic --solver swarm/swarm -S config=topology.yaml \\
+          --model swarm/scripted -M answer=42
+    """
+    click.echo(files("swarm").joinpath("example_topology.yaml").read_text(), nl=False)
 
 
 @topology.command(short_help="Validate a topology file and print it resolved.")

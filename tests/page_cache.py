@@ -1,0 +1,71 @@
+"""The docs checker's memory of pages that passed, by content.
+
+A page's run is a function of its text, the files its blocks can reach (``docs/``, swarm-eval's
+sources, the checker itself), the environment the page is given and the distributions installed.
+When all of them are as they were when the page last passed on this machine, the checker does
+not run it again: a second run of the test command on an unchanged checkout pays nothing for
+the pages.  Any change to any of them runs the page.  Only passes are remembered, and they are
+kept in the machine's temporary directory (``swarm-eval-docs-<uid>``), never in the checkout.
+
+``SWARM_DOCS_FRESH=1`` runs every page regardless; ``SWARM_DOCS_TWICE=1`` (which checks that a
+page can be followed twice) always runs them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from importlib.metadata import distributions
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# what a page's blocks can reach: the linked docs/ and pyproject.toml, the editable install's
+# sources, and the checker (conftest.py, the page environment)
+TREES = ("docs", "swarm", "plugins", "tests/page_site")
+FILES = ("pyproject.toml", "conftest.py", "swarm_eval_pytest.py", "tests/page_env.py", __file__)
+
+
+def _files() -> list[Path]:
+    found = [ROOT / name for name in FILES]
+    for tree in TREES:
+        found += [
+            p
+            for p in (ROOT / tree).rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+        ]
+    return sorted(set(found))
+
+
+def page_key(page: Path, env: dict[str, str]) -> str:
+    """The digest of everything a page's run depends on."""
+    digest = hashlib.sha256()
+    for path in [page, *_files()]:
+        digest.update(str(Path(path).resolve().relative_to(ROOT)).encode() + b"\0")
+        digest.update(Path(path).read_bytes() + b"\0")
+    installed = sorted(f"{d.metadata['Name']}=={d.version}" for d in distributions())
+    digest.update(json.dumps([env, installed, sys.version, sys.executable]).encode())
+    return digest.hexdigest()
+
+
+def _marker(page: Path, key: str) -> Path:
+    folder = Path(tempfile.gettempdir()) / f"swarm-eval-docs-{os.getuid()}"
+    return folder / f"{page.name}-{key}.passed"
+
+
+def passed_before(page: Path, key: str) -> bool:
+    """Whether this page passed with this content before (never under SWARM_DOCS_FRESH or
+    SWARM_DOCS_TWICE)."""
+    if os.environ.get("SWARM_DOCS_FRESH") or os.environ.get("SWARM_DOCS_TWICE"):
+        return False
+    return _marker(page, key).exists()
+
+
+def remember_pass(page: Path, key: str) -> None:
+    marker = _marker(page, key)
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    for old in marker.parent.glob(f"{page.name}-*.passed"):  # one entry a page
+        old.unlink(missing_ok=True)
+    marker.write_text(page.name + "\n")
