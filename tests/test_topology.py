@@ -240,4 +240,4 @@ def test_the_example_topology_ships_with_the_package_and_is_the_docs_one() -> No
     docs = Path(__file__).resolve().parent.parent / "docs" / "examples" / "topology.yaml"
     assert shown.output == docs.read_text()
     spec = swarm_spec(plugin_catalog(), config=str(docs))
-    assert [m.name for m in expand_roster(spec.members)] == ["react-1", "react-2", "reviewer"]
+    assert [m.info.name for m in expand_roster(spec.members)] == ["react-1", "react-2", "reviewer"]
