@@ -50,9 +50,15 @@ def page_key(page: Path, env: dict[str, str]) -> str:
     return digest.hexdigest()
 
 
+def _prefix(page: Path) -> str:
+    """A page's entries' name: the page and its checkout (two checkouts keep one each)."""
+    checkout = hashlib.sha256(str(page.resolve().parent).encode()).hexdigest()[:12]
+    return f"{page.name}-{checkout}-"
+
+
 def _marker(page: Path, key: str) -> Path:
     folder = Path(tempfile.gettempdir()) / f"swarm-eval-docs-{os.getuid()}"
-    return folder / f"{page.name}-{key}.passed"
+    return folder / f"{_prefix(page)}{key}.passed"
 
 
 def passed_before(page: Path, key: str) -> bool:
@@ -66,6 +72,6 @@ def passed_before(page: Path, key: str) -> bool:
 def remember_pass(page: Path, key: str) -> None:
     marker = _marker(page, key)
     marker.parent.mkdir(parents=True, exist_ok=True)
-    for old in marker.parent.glob(f"{page.name}-*.passed"):  # one entry a page
+    for old in marker.parent.glob(f"{_prefix(page)}*.passed"):  # one entry a page
         old.unlink(missing_ok=True)
     marker.write_text(page.name + "\n")

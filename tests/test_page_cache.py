@@ -62,9 +62,14 @@ def test_fresh_and_twice_always_run(monkeypatch: pytest.MonkeyPatch) -> None:
     assert not passed_before(page, key)
 
 
-def test_one_entry_a_page(tmp_path: Path) -> None:
+def test_one_entry_a_page_in_each_checkout(tmp_path: Path) -> None:
     page = ROOT / "docs" / "budgets.md"
+    other = tmp_path / "clone" / "docs" / "budgets.md"  # the same page in another checkout
+    other.parent.mkdir(parents=True)
+    other.write_text(page.read_text())
     remember_pass(page, "a" * 64)
+    remember_pass(other, "c" * 64)
     remember_pass(page, "b" * 64)
-    kept = sorted(p.name for p in tmp_path.rglob("*.passed"))
-    assert kept == [f"budgets.md-{'b' * 64}.passed"]
+    assert passed_before(page, "b" * 64) and not passed_before(page, "a" * 64)
+    assert passed_before(other, "c" * 64)
+    assert len(list(tmp_path.rglob("*.passed"))) == 2
