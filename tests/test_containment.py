@@ -141,15 +141,18 @@ def test_an_observer_raising_system_exit_is_logged_and_the_process_runs_on(
 # -- blocking ----------------------------------------------------------------------------------
 
 
+SLEPT: list[str] = []  # the texts whose 20 s sleep ran to its end
+
+
 def sleeps(text: str) -> str:
     time.sleep(20)
+    SLEPT.append(text)
     return text
 
 
 def test_a_blocking_normaliser_ends_the_sample_at_its_time_limit(log_dir: Path) -> None:
-    started = time.monotonic()
+    SLEPT.clear()
     log = voted(log_dir, sleeps, time_limit=5)
-    took = time.monotonic() - started
     [sample] = log.samples or []
     assert sample.error is not None
     assert sample.error.message.startswith(
@@ -161,20 +164,21 @@ def test_a_blocking_normaliser_ends_the_sample_at_its_time_limit(log_dir: Path) 
         "own)"
     )
     written(sample)
-    # the normaliser would have held the loop 20 s a call (40 s for both answers); the sample's
-    # limit is 5 s and its call is interrupted then (generous: any load stays far below 20 s)
-    assert took < 15
-    assert sample.total_time is not None and sample.total_time < 15
+    # the normaliser would have held the loop 20 s a call (40 s for both answers): its sleep
+    # was interrupted at the sample's limit, not waited for (no clock is compared)
+    assert SLEPT == []
 
 
 class BlockingObserver:
     def __init__(self) -> None:
         self.calls = 0
+        self.returned = 0  # calls whose 20 s sleep ran to its end
 
     @hookimpl
     def swarm_member_ended(self, view: Any, event: Any) -> None:
         self.calls += 1
         time.sleep(20)
+        self.returned += 1
 
 
 def test_a_blocking_observer_is_dropped_and_the_sample_keeps_its_limit(
@@ -187,13 +191,12 @@ def test_a_blocking_observer_is_dropped_and_the_sample_keeps_its_limit(
         controller=controller("leaderless", final="last"),
         plugins=catalog(observer),
     )
-    started = time.monotonic()
     log = run_eval(
         solver, model=scripted_model(answers("1", "2", "3")), log_dir=log_dir, time_limit=4
     )
-    assert time.monotonic() - started < 15  # three ends would have blocked 60 s
     [sample] = log.samples or []
-    assert observer.calls == 1  # dropped after it blocked
+    # dropped after it blocked, its one sleep interrupted (three ends would have blocked 60 s)
+    assert (observer.calls, observer.returned) == (1, 0)
     logs = [r.getMessage().removeprefix("sample=1\n") for r in caplog.records if r.name == "swarm"]
     [logged] = logs
     # the sample's time limit ended it (Inspect's own limit, not a plugin's fault), the members

@@ -43,7 +43,9 @@ def key_tree(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: key_tree(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [key_tree(value[0])] if value else []
+        # a list of records has the keys of its first; a list of names (native compaction
+        # classes: those the process has loaded) is a list, however many it holds
+        return [key_tree(value[0])] if value and isinstance(value[0], dict) else []
     return None
 
 

@@ -197,7 +197,9 @@ def test_grace_then_cancel(log_dir: Path) -> None:
     sample = only_sample(run_eval(solver, model=model, log_dir=log_dir))
     assert statuses(sample) == {"worker-1": "submitted", "worker-2": "cancelled"}
     assert result(sample)["stop_reason"] == "submitted"
-    assert sample.total_time is not None and sample.total_time < 10
+    # worker-2's 30 s call was cut off at the grace's end, never answered (no clock compared)
+    replies = [e.output.completion for e in sample.events if isinstance(e, ModelEvent)]
+    assert "too slow" not in replies
 
 
 def test_calls_in_flight_finish_within_grace(log_dir: Path) -> None:

@@ -157,14 +157,16 @@ def test_calls_priced_at_zero_spend_nothing_of_a_cost_cap_or_share(
 
 def test_a_child_whose_parent_ended_is_refused_its_next_call(log_dir: Path) -> None:
     # the lead spawns a and ends at once; a's call in flight completes and its next one is
-    # refused (its status: stopped), long before the grace of 1 s would cancel it
+    # refused (its status: stopped), long before the grace of 20 s would cancel it.  a's call
+    # takes 3 s so that it is still in flight when the lead's next (instant) call ends it: it
+    # once took 0.3 s, and on a loaded machine a's first call ended and its second began first
     lead = [call("spawn_child", name="a", task="t"), submit("done")]
-    model = scripted_model({"lead": lead, "a": [pause(0.3, Step(reply="r", usage=(90, 10)))] * 30})
+    model = scripted_model({"lead": lead, "a": [pause(3, Step(reply="r", usage=(90, 10)))] * 30})
     solver = swarm(
         members=member("swarm/worker", name="lead", can_spawn=["worker"]),
         templates={"worker": member("swarm/worker")},
         controller=ALL_FINISH,
-        budget={"grace": 1},
+        budget={"grace": 20},
     )
     sample = only_sample(run_eval(solver, model=model, log_dir=log_dir))
     assert statuses(sample) == {"lead": "submitted", "a": "stopped"}
