@@ -261,14 +261,14 @@ def test_swarm_demo_names_its_members_option(tmp_path: Path, members: str) -> No
 def test_swarm_demo_says_why_a_provider_failed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """No key in the environment: with the openai package missing Inspect asks for it, with it
-    installed for OPENAI_API_KEY; either way the reason is printed (it used to be nothing)."""
-    code, _, err = swarm_main(
-        "demo", "--model", "openai/gpt-4o", cwd=tmp_path, monkeypatch=monkeypatch
-    )
-    assert code == 1
-    assert re.search(r"pip install openai|OPENAI_API_KEY", err), err
-    assert "Traceback" not in err
+    """No key reaches the subprocess: with the openai package missing Inspect asks for it, with
+    it installed for OPENAI_API_KEY; either way the reason is printed (it used to be nothing).
+    (In a subprocess: in process it would load Inspect's OpenAI provider into this worker,
+    which the ledger then lists among the loaded classes that compact natively.)"""
+    done = run(str(BIN / "swarm"), "demo", "--model", "openai/gpt-4o", cwd=tmp_path)
+    assert done.returncode == 1
+    assert re.search(r"pip install openai|OPENAI_API_KEY", done.stderr), done.stderr
+    no_traceback(done)
     code, _, err = swarm_main(
         "demo", "--model", "nosuch/model", cwd=tmp_path, monkeypatch=monkeypatch
     )
