@@ -24,7 +24,9 @@ NO_MKDOCS_2_WARNING=1 "$VENV/bin/mkdocs" build --strict --quiet --site-dir "$SIT
 # `inspect view` and samples_df("logs") show): the suite's evals log under a temp dir
 listing() { find logs -printf '%p %s %T@\n' 2>/dev/null | sort || true; }
 LOGS_BEFORE="$(listing)"
-"$VENV/bin/python" -m pytest -n 2 -q "$@"
+# three workers on two cores: much of a test's time is spent waiting (on subprocesses, on the
+# Docker engine), and the Docker tests run on one worker in turn, first (tests/conftest.py)
+"$VENV/bin/python" -m pytest -n 3 -q "$@"
 if [ "$(listing)" != "$LOGS_BEFORE" ]; then
   echo "the test suite wrote into ./logs (a test ran an eval with no log_dir outside the" \
     "suite's temp dir):" >&2

@@ -9,6 +9,7 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -54,9 +55,41 @@ def priced() -> Iterator[None]:
     set_model_info("swarm/scripted", ModelInfo())
 
 
+def _uses_docker(nodeid: str) -> bool:
+    """A test that runs containers: the Docker members' tests, and the runs under the docker
+    provider (``[docker-...]``, which ask for the engine when they run)."""
+    return "[docker" in nodeid or nodeid.startswith("tests/test_docker_members.py::")
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """The Docker tests are one unit of work: one worker runs them all, in turn, from the start,
+    while the others run the rest (each of which is a unit of its own, as ``--dist load``
+    makes them).  They take turns on the engine anyway (``docker_engine``); spread over the
+    workers, a worker waiting for its turn did nothing, and the Docker tests, a quarter of the
+    suite's time, ended it.  (xdist's own ``--dist loadgroup`` would do this with a mark, but
+    under pytest 9.2 it no longer groups anything.)"""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class DockerTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "docker" if _uses_docker(nodeid) else nodeid
+
+    return DockerTogether(config, log)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """In a mutation run, the tests a mutant runs go fastest first (by their time in mutmut's
+    """The Docker tests first (one worker's work, see ``pytest_xdist_make_scheduler``), then
+    the docs pages, the longest single tests when they run (``tests/page_cache.py``), so that
+    none of them starts last; then the rest, in their order.
+
+    In a mutation run, the tests a mutant runs go fastest first (by their time in mutmut's
     clean run), so that a killed mutant is found killed as soon as possible."""
+    docker = [item for item in items if _uses_docker(item.nodeid)]
+    pages = [item for item in items if item.path.suffix == ".md"]
+    first = {id(item) for item in docker + pages}
+    items[:] = docker + pages + [item for item in items if id(item) not in first]
     stats = Path("mutmut-stats.json")
     if "MUTANT_UNDER_TEST" not in os.environ or not stats.exists():
         return
