@@ -266,7 +266,12 @@ def test_first_pass_time_is_the_first_pass(log_dir: Path) -> None:
     ]
     gap = (passes[1] - passes[0]).total_seconds()
     assert gap >= 0.6
-    assert 0.0 < row["first_pass_time"] < gap  # the last pass would be the first plus the gap
+    # the last pass came at least the gap after the first, and before the member ended: the
+    # first pass's time is at least the gap before the end (the last pass's time would not be;
+    # comparing it with the gap itself, as this once did, failed when start-up on a loaded
+    # machine took longer than the gap)
+    [member_row] = result(sample)["members"]
+    assert 0.0 < row["first_pass_time"] <= member_row["time"] - gap
     [m] = result(sample)["members"]
     assert (m["gate_checks"], m["gate_passes"], m["first_pass_time"]) == (
         3,
