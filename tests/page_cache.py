@@ -25,6 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # what a page's blocks can reach: the linked docs/ and pyproject.toml, the editable install's
 # sources, and the checker (conftest.py, the page environment)
 TREES = ("docs", "swarm", "plugins", "tests/page_site")
+# what tools write beside the sources, which no page reads
+CACHES = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"}
 FILES = ("pyproject.toml", "conftest.py", "swarm_eval_pytest.py", "tests/page_env.py", __file__)
 
 
@@ -34,7 +36,9 @@ def _files() -> list[Path]:
         found += [
             p
             for p in (ROOT / tree).rglob("*")
-            if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+            if p.is_file()
+            and not any(part in CACHES for part in p.relative_to(ROOT).parts)
+            and p.suffix != ".pyc"
         ]
     return sorted(set(found))
 

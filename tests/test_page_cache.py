@@ -46,6 +46,12 @@ def test_a_page_that_passed_is_not_run_again_until_something_changes(
     monkeypatch.setattr(page_cache, "TREES", ("docs",))
     monkeypatch.setattr(page_cache, "FILES", ("pyproject.toml", "conftest.py", "tests/page_env.py"))
     before = page_key(tree / "docs" / "page.md", {})
+    # what tools write beside the sources does not count (a page's own pytest run once wrote
+    # docs/examples/plugin_tests/.pytest_cache, and every page ran again the next time)
+    for cache in (".pytest_cache", "__pycache__"):
+        (tree / "docs" / cache).mkdir()
+        (tree / "docs" / cache / "v").write_text("x")
+    assert page_key(tree / "docs" / "page.md", {}) == before
     (tree / "docs" / "example.py").write_text("print(2)\n")
     assert page_key(tree / "docs" / "page.md", {}) != before
 
