@@ -141,8 +141,10 @@ def test_with_all_routes_siblings_talk() -> None:
 
 
 def test_a_notice_names_unread_messages_and_shows_receipts() -> None:
+    # the lead waits for both children to end (it once paused 0.8 s, which a loaded machine
+    # outlasted: the notice then named only a's message)
     lead = [call("spawn_child", name="a", task="t"), call("spawn_child", name="b", task="t")]
-    lead += [pause(0.8, call("list_children")), call("read_messages"), submit("d")]
+    lead += [call("wait_for_children"), call("read_messages"), submit("d")]
     sample = run(
         {
             "lead": lead,
