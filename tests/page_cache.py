@@ -18,6 +18,7 @@ import json
 import os
 import sys
 import tempfile
+from functools import cache
 from importlib.metadata import distributions
 from pathlib import Path
 
@@ -43,14 +44,25 @@ def _files() -> list[Path]:
     return sorted(set(found))
 
 
+@cache
+def sources_digest(root: Path) -> str:
+    """The digest of the files every page can reach and of the installed distributions: the
+    same for every page, so computed once a process (``sources_digest.cache_clear()`` after
+    changing them)."""
+    digest = hashlib.sha256()
+    for path in _files():
+        digest.update(str(path.resolve().relative_to(root)).encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    installed = sorted(f"{d.metadata['Name']}=={d.version}" for d in distributions())
+    digest.update(json.dumps([installed, sys.version, sys.executable]).encode())
+    return digest.hexdigest()
+
+
 def page_key(page: Path, env: dict[str, str]) -> str:
     """The digest of everything a page's run depends on."""
-    digest = hashlib.sha256()
-    for path in [page, *_files()]:
-        digest.update(str(Path(path).resolve().relative_to(ROOT)).encode() + b"\0")
-        digest.update(Path(path).read_bytes() + b"\0")
-    installed = sorted(f"{d.metadata['Name']}=={d.version}" for d in distributions())
-    digest.update(json.dumps([env, installed, sys.version, sys.executable]).encode())
+    digest = hashlib.sha256(sources_digest(ROOT).encode())
+    digest.update(page.read_bytes() + b"\0")
+    digest.update(json.dumps(env, sort_keys=True).encode())
     return digest.hexdigest()
 
 

@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(autouse=True)
 def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tempfile, "gettempdir", lambda: str(tmp_path))
+    page_cache.sources_digest.cache_clear()
     monkeypatch.delenv("SWARM_DOCS_FRESH", raising=False)
     monkeypatch.delenv("SWARM_DOCS_TWICE", raising=False)
 
@@ -45,14 +46,17 @@ def test_a_page_that_passed_is_not_run_again_until_something_changes(
     monkeypatch.setattr(page_cache, "ROOT", tree)
     monkeypatch.setattr(page_cache, "TREES", ("docs",))
     monkeypatch.setattr(page_cache, "FILES", ("pyproject.toml", "conftest.py", "tests/page_env.py"))
+    page_cache.sources_digest.cache_clear()
     before = page_key(tree / "docs" / "page.md", {})
     # what tools write beside the sources does not count (a page's own pytest run once wrote
     # docs/examples/plugin_tests/.pytest_cache, and every page ran again the next time)
     for cache in (".pytest_cache", "__pycache__"):
         (tree / "docs" / cache).mkdir()
         (tree / "docs" / cache / "v").write_text("x")
+    page_cache.sources_digest.cache_clear()
     assert page_key(tree / "docs" / "page.md", {}) == before
     (tree / "docs" / "example.py").write_text("print(2)\n")
+    page_cache.sources_digest.cache_clear()
     assert page_key(tree / "docs" / "page.md", {}) != before
 
 

@@ -34,7 +34,7 @@ def topology() -> None:
 def example() -> None:
     """Print an example topology file: two react workers and a reviewer, a leaderless
     controller that lets every member finish and answers with the last submission, and a
-    budget with a grace period, each key commented.  It ships with swarm-eval, so it works in
+    budget with a grace period.  It ships with swarm-eval, so it works in
     any directory; it is the same file as the repository's docs/examples/topology.yaml.
 
     \b
