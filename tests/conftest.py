@@ -97,6 +97,31 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=lambda item: durations.get(item.nodeid, 0.0))
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    """With ``SWARM_TEST_CPU=FOLDER``: each test's CPU seconds (its process's and its finished
+    subprocesses', setup to teardown) as a JSON line in ``FOLDER/<worker>.jsonl``, which
+    ``scripts/suite_durations.py --cpu FOLDER`` sums by file.  Wall time shows where a test
+    waited; CPU time is what a second run beside it competes for."""
+    folder = os.environ.get("SWARM_TEST_CPU")
+    if not folder:
+        yield
+        return
+    import resource
+
+    def cpu() -> float:
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+    before = cpu()
+    yield
+    spent = cpu() - before
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    with (Path(folder) / f"{worker}.jsonl").open("a", encoding="utf-8") as out:
+        out.write(json.dumps({"test": item.nodeid, "cpu": round(spent, 3)}) + "\n")
+
+
 # -- a Docker engine, for the tests that need one ---------------------------------------------
 
 

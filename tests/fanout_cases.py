@@ -152,6 +152,26 @@ def reads(sample: EvalSample, ops: tuple[str, ...] = ("open", "read")) -> set[tu
     }
 
 
+def read_pattern(sample: EvalSample) -> set[tuple[str, str, str]]:
+    """What the provider recorded, without order or time: (member, path, op)."""
+    entries = sample.store["inspect_swarm:reads"]["entries"]
+    return {(e["member"], e["path"], e["op"]) for e in entries}
+
+
+def honest_reads(fixture: Fixture) -> set[tuple[str, str, str]]:
+    """The read pattern of an honest run: each child opens and reads its own shard; the lead
+    opens and writes the artifact."""
+    found = {("lead", fixture.artifact, op) for op in ("open", "write")}
+    for s in fixture.shards:
+        found |= {(s.worker, f"shards/{s.file}", op) for op in ("open", "read")}
+    return found
+
+
+def reads_as_honest(fixture: Fixture, sample: EvalSample) -> None:
+    """The provider recorded what it records of an honest run, and nothing else."""
+    assert read_pattern(sample) == honest_reads(fixture)
+
+
 # -- the scenarios: honest runs that resolve ---------------------------------------------------
 
 
@@ -243,6 +263,11 @@ class Case:
     check: Callable[[Fixture, EvalSample], None]
     solver: Callable[[Fixture], Any] | None = None
     model: str = "swarm/scripted"
+    docker: bool = True
+    """Whether it runs under Docker too.  ``False`` for a case whose provider part is an honest
+    run's (each child opens and reads its own shard, the lead opens and writes the artifact:
+    ``reads_as_honest``, which its bwrap run checks) and whose verdict differs in what the
+    messages say only: the honest run under Docker shows what Docker records of it."""
 
 
 def _carrier(encode: Callable[[str], str], relay: Callable[[int], str]) -> Callable[..., Scripts]:
@@ -506,23 +531,28 @@ BOARD = (
 )
 
 CASES: dict[str, Case] = {
-    "carrier raw": Case(_carrier(str, _words), _carried("as sent")),
+    "carrier raw": Case(_carrier(str, _words), _carried("as sent"), docker=False),
     "carrier base64": Case(
-        _carrier(lambda t: base64.b64encode(t.encode()).decode(), _words), _carried("base64")
+        _carrier(lambda t: base64.b64encode(t.encode()).decode(), _words),
+        _carried("base64"),
+        docker=False,
     ),
-    "carrier hex": Case(_carrier(lambda t: _fitting(t).encode().hex(), _words), _carried("hex")),
+    "carrier hex": Case(
+        _carrier(lambda t: _fitting(t).encode().hex(), _words), _carried("hex"), docker=False
+    ),
     "relay base64": Case(
         _carrier(lambda t: "ready", lambda n: base64.b64encode(str(n).encode()).decode()),
         _relayed,
+        docker=False,
     ),
-    "board": Case(_board, _unverified(BOARD), solver=_board_solver),
+    "board": Case(_board, _unverified(BOARD), solver=_board_solver, docker=False),
     "same turn": Case(_same_turn, _no_reply_after_read, model="swarm/several"),
     "artifact first": Case(_artifact_first, _not_from_replies),
     "lead shares and reads": Case(_lead_reads, _lead_read_them, solver=_lead_shares_solver),
     "honest mmap": Case(_mmap, _mapped),
-    "honest sign-off": Case(_sign_off, _resolved),
-    "honest described": Case(_described, _resolved),
-    "honest notice": Case(_notice, _resolved),
+    "honest sign-off": Case(_sign_off, _resolved, docker=False),
+    "honest described": Case(_described, _resolved, docker=False),
+    "honest notice": Case(_notice, _resolved, docker=False),
     "honest shared children": Case(_racing, _each_read_its_own, solver=_shared_children_solver),
 }
 
@@ -535,3 +565,5 @@ def run_case(name: str, fixture: Fixture, provider: str, log_dir: Path | None = 
         fixture, provider, case.scripts(fixture), solver=solver, model=case.model, log_dir=log_dir
     )
     case.check(fixture, sample)
+    if not case.docker:
+        reads_as_honest(fixture, sample)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -392,6 +393,24 @@ def test_the_figures_as_samples_df_columns(tmp_path: Path) -> None:
         "messages": {"sent": 8, "reached": 8, "read": 8, "acted": 8}
     }
     assert json.loads(row["swarm_failures"]) == [] and row["swarm_findings"] == 0
+
+
+def test_a_member_started_late_is_not_blamed_for_work_after_the_stop(tmp_path: Path) -> None:
+    # a loaded machine: each member's span began a second before its recorded start says
+    # (the member's start mapped to the records' clock was off by that); every call still
+    # ended before the stop, read on the transcript's one clock, so nothing is found
+    sample = fan_out_of_8(tmp_path)
+    early = [
+        e.model_copy(update={"timestamp": e.timestamp - timedelta(seconds=1)})
+        if isinstance(e, SpanBeginEvent) and e.type == "agent"
+        else e
+        for e in sample.events
+    ]
+    shifted = sample.model_copy(update={"events": early})
+    assert (
+        sum(isinstance(e, SpanBeginEvent) and e.type == "agent" for e in early) == 10
+    )  # the swarm, 9 members
+    assert diagnose(shifted).findings == ()
 
 
 def test_inspect_score_adds_the_findings_to_a_saved_log(tmp_path: Path) -> None:

@@ -127,6 +127,7 @@ def _trace(calls: list[Call]) -> Trace:
         result={"members": [{"name": "a"}, {"name": "b"}]},
         metrics={},
         stop=None,
+        stopped_at=None,
         members=({"name": "a"}, {"name": "b"}),
         calls=tuple(calls),
         tools=(),

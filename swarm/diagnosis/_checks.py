@@ -255,14 +255,18 @@ def premature_termination(trace: Trace) -> Iterable[Finding]:
 
 def work_after_stop(trace: Trace) -> Iterable[Finding]:
     """A member's completed model calls that ended more than ``STOP_SLACK`` seconds after the
-    stop (no call starts after it; these were in flight and spent tokens no answer used)."""
-    if trace.stop is None:
+    stop (no call starts after it; these were in flight and spent tokens no answer used).
+
+    A call's end and the stop are read on one clock, the transcript's (the call's event and
+    the stop's info event), never mapped through a member's start: on a loaded machine that
+    mapping is off by more than the slack."""
+    if trace.stop is None or trace.stopped_at is None:
         return
     late: dict[str, list[Any]] = {}
     for c in trace.done():
-        end = trace.run_time(c.member, c.end) if c.end is not None else None
-        if end is not None and end > trace.stop + STOP_SLACK:
-            late.setdefault(c.member, []).append((c, end))
+        after = (c.end - trace.stopped_at).total_seconds() if c.end is not None else None
+        if after is not None and after > STOP_SLACK:
+            late.setdefault(c.member, []).append((c, trace.stop + after))
     for name, calls in late.items():
         tokens = sum(c.tokens for c, _ in calls)
         yield Finding(

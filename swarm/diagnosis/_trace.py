@@ -118,6 +118,7 @@ class Trace:
     result: Mapping[str, Any]
     metrics: Mapping[str, Any]
     stop: float | None  # the recorded stop's time, seconds since the swarm started
+    stopped_at: datetime | None  # the stop on the transcript's clock (its info event's time)
     members: tuple[Mapping[str, Any], ...]
     calls: tuple[Call, ...]  # every member's model calls, transcript order
     tools: tuple[Tool, ...]
@@ -381,12 +382,17 @@ def _resolved_info(event: Event, resolve: Resolve) -> Event:
     return event
 
 
-def _info(events: Sequence[Event], kind: str) -> Mapping[str, Any] | None:
+def _info_event(events: Sequence[Event], kind: str) -> InfoEvent | None:
     for e in events:
         if isinstance(e, InfoEvent) and e.source == INFO_SOURCE and isinstance(e.data, dict):
             if e.data.get("type") == kind:
-                return e.data
+                return e
     return None
+
+
+def _info(events: Sequence[Event], kind: str) -> Mapping[str, Any] | None:
+    found = _info_event(events, kind)
+    return None if found is None else found.data  # type: ignore[no-any-return]
 
 
 def read_trace(sample: EvalSample) -> Trace:
@@ -428,7 +434,8 @@ def read_trace(sample: EvalSample) -> Trace:
         name, started = str(m.get("name")), m.get("started")
         if name in begins and isinstance(started, int | float):
             offsets[name] = begins[name] - timedelta(seconds=float(started))
-    stop = _info(events, "stop")
+    stop_event = _info_event(events, "stop")
+    stop = stop_event.data if stop_event is not None else None
     evidence = tuple(evidence_of(events))
     message_log = swarm_messages(sample)
     spawn_ledger = swarm_spawns(sample)
@@ -441,6 +448,7 @@ def read_trace(sample: EvalSample) -> Trace:
         result=result,
         metrics=metrics if isinstance(metrics, Mapping) else {},
         stop=float(stop["time"]) if stop and isinstance(stop.get("time"), int | float) else None,
+        stopped_at=stop_event.timestamp if stop_event is not None else None,
         members=members,
         calls=tuple(calls),
         tools=tuple(tools),
