@@ -392,7 +392,7 @@ def _info_event(events: Sequence[Event], kind: str) -> InfoEvent | None:
 
 def _info(events: Sequence[Event], kind: str) -> Mapping[str, Any] | None:
     found = _info_event(events, kind)
-    return None if found is None else found.data  # type: ignore[no-any-return]
+    return found.data if found is not None and isinstance(found.data, dict) else None
 
 
 def read_trace(sample: EvalSample) -> Trace:
@@ -435,7 +435,7 @@ def read_trace(sample: EvalSample) -> Trace:
         if name in begins and isinstance(started, int | float):
             offsets[name] = begins[name] - timedelta(seconds=float(started))
     stop_event = _info_event(events, "stop")
-    stop = stop_event.data if stop_event is not None else None
+    stop = _info(events, "stop")
     evidence = tuple(evidence_of(events))
     message_log = swarm_messages(sample)
     spawn_ledger = swarm_spawns(sample)
