@@ -25,9 +25,8 @@ from inspect_ai.util._sandbox.local import LocalSandboxEnvironment
 from swarm import member, swarm
 from swarm._run.docker_members import WATCHER, ContainerWatch, member_compose
 from swarm._run.inotify import FileEvent
-from swarm.plugins.scorers.fanout import load_fixture
 from swarm.testing import call, scripted_model, submit
-from tests.fanout_cases import failing, honest, run_fanout, step
+from tests.fanout_cases import failing, honest, run_fanout, small_fixture, step
 
 # -- the watcher, on this machine's own kernel ----------------------------------------------------
 
@@ -193,8 +192,9 @@ def test_a_member_sees_neither_the_watcher_nor_the_engine(
     tmp_path: Path, docker_engine: None
 ) -> None:
     """A child that lists the command line of every process it can see finds only its own
-    (no watcher program), and no engine socket; its read is recorded and the run resolves."""
-    fixture = load_fixture("json-events")
+    (no watcher program), and no engine socket; its read is recorded and the run resolves
+    (two shards: one child's view is what it shows, and each child costs containers)."""
+    fixture = small_fixture(tmp_path / "fixture")
     scripts = honest(fixture)
     worker = fixture.shards[0].worker
     probe = (
@@ -202,7 +202,7 @@ def test_a_member_sees_neither_the_watcher_nor_the_engine(
         "ls /var/run/docker.sock /run/docker.sock 2>&1; echo probed"
     )
     scripts[worker].insert(0, step("bash", command=probe))
-    sample = run_fanout(fixture, "docker", scripts, log_dir=tmp_path)
+    sample = run_fanout(fixture, "docker", scripts, log_dir=tmp_path / "logs")
     assert failing(sample) == {}
     [seen] = [
         str(e.result)
@@ -215,8 +215,11 @@ def test_a_member_sees_neither_the_watcher_nor_the_engine(
 
 
 def test_the_command_resolves_under_docker(tmp_path: Path, docker_engine: None) -> None:
+    # a fixture of two shards: the command's part is building the shipped image and running
+    # the task under docker (eight children under docker: test_fanout_cases.py)
+    fixture = small_fixture(tmp_path / "fixture", "csv-metrics")
     swarm_cli = str(Path(sys.executable).parent / "swarm")
-    command = [swarm_cli, "fanout", "--fixture", "csv-metrics", "--sandbox", "docker"]
+    command = [swarm_cli, "fanout", "--fixture", str(fixture.directory), "--sandbox", "docker"]
     done = subprocess.run(
         [*command, "--log-dir", str(tmp_path / "logs")],
         capture_output=True,
@@ -228,3 +231,4 @@ def test_the_command_resolves_under_docker(tmp_path: Path, docker_engine: None) 
     assert done.returncode == 0, done.stderr[-2000:]
     outcome = json.loads(done.stdout)
     assert (outcome["resolved"], outcome["isolation"]["provider"]) == (True, "docker")
+    assert outcome["fixture"] == "csv-metrics-2"
