@@ -53,8 +53,11 @@ def main() -> None:
 def _from_report(report: str) -> list[tuple[float, str]]:
     tests = []
     for case in ET.parse(report).getroot().iter("testcase"):
-        name = case.get("classname", "").replace(".", "/")
-        path = name if name.endswith(".md") or "/" not in name else name + ".py"
+        name = case.get("classname", "")
+        if name.endswith(".md"):  # a page: docs.fanout.md
+            path = name[: -len(".md")].replace(".", "/") + ".md"
+        else:  # a module: tests.test_seen
+            path = name.replace(".", "/") + ".py"
         tests.append((float(case.get("time", 0)), f"{path}::{case.get('name')}"))
     return tests
 

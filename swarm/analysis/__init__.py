@@ -31,6 +31,9 @@
 
 from __future__ import annotations
 
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from swarm.analysis._arms import (
     ArmRow,
     ArmTable,
@@ -41,7 +44,6 @@ from swarm.analysis._arms import (
     pass_hat_k,
     sample_cost,
 )
-from swarm.analysis._columns import SwarmColumns, require_dataframes
 from swarm.analysis._evidence import swarm_evidence
 from swarm.analysis._experiment_id import ExperimentId, experiment_id, identity_of_log
 from swarm.analysis._ledger import (
@@ -81,6 +83,11 @@ from swarm.analysis._spawns import (
     swarm_spawns,
     swarm_subagents,
 )
+
+if TYPE_CHECKING:
+    from swarm.analysis._columns import SwarmColumns, require_dataframes
+
+_LAZY = ("SwarmColumns", "require_dataframes")
 
 __all__ = [
     "experiment_id",
@@ -134,3 +141,14 @@ __all__ = [
     "swarm_spawns",
     "swarm_subagents",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``SwarmColumns`` and ``require_dataframes``, imported when first asked for: their
+    module imports Inspect's dataframes (``inspect_ai.analysis``, a third of a second), which
+    the ``inspect_ai`` entry point, loaded by every Inspect command and eval, does not need."""
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module("swarm.analysis._columns"), name)
+    globals()[name] = value
+    return value
