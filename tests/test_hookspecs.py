@@ -14,6 +14,7 @@ import pluggy
 import pytest
 
 import swarm
+import swarm.analysis
 import swarm.diagnosis
 import swarm.testing
 from swarm import hookspecs
@@ -152,7 +153,9 @@ def _public_names(module: types.ModuleType) -> set[str]:
 
 
 @pytest.mark.parametrize(
-    "module", [swarm, swarm.testing, swarm.diagnosis], ids=lambda m: m.__name__
+    "module",
+    [swarm, swarm.testing, swarm.diagnosis, swarm.analysis],
+    ids=lambda m: m.__name__,
 )
 def test_all_is_complete(module: types.ModuleType) -> None:
     exported = list(module.__all__)

@@ -31,8 +31,9 @@
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from importlib import import_module as _import_module
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
 
 from swarm.analysis._arms import (
     ArmRow,
@@ -84,7 +85,7 @@ from swarm.analysis._spawns import (
     swarm_subagents,
 )
 
-if TYPE_CHECKING:
+if _TYPE_CHECKING:
     from swarm.analysis._columns import SwarmColumns, require_dataframes
 
 _LAZY = ("SwarmColumns", "require_dataframes")
@@ -143,12 +144,12 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _Any:
     """``SwarmColumns`` and ``require_dataframes``, imported when first asked for: their
     module imports Inspect's dataframes (``inspect_ai.analysis``, a third of a second), which
     the ``inspect_ai`` entry point, loaded by every Inspect command and eval, does not need."""
     if name not in _LAZY:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module("swarm.analysis._columns"), name)
+    value = getattr(_import_module("swarm.analysis._columns"), name)
     globals()[name] = value
     return value

@@ -12,15 +12,16 @@
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from importlib import import_module as _import_module
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
 
 from swarm.diagnosis._checks import CHECKS, REPEAT_AT, STOP_SLACK, WAITING_TOOLS, Finding
 from swarm.diagnosis._diagnose import Diagnosis, diagnose, diagnose_log
 from swarm.diagnosis._figures import COORDINATION_TOOLS, CriticalPath, Figures, Funnel
 from swarm.diagnosis._scorer import swarm_diagnosis
 
-if TYPE_CHECKING:
+if _TYPE_CHECKING:
     from swarm.diagnosis._columns import DiagnosisColumns
 
 _LAZY = ("DiagnosisColumns",)
@@ -43,12 +44,12 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _Any:
     """``DiagnosisColumns``, imported when first asked for: their module imports Inspect's
     dataframes (``inspect_ai.analysis``, a third of a second), which the ``inspect_ai`` entry
     point, loaded by every Inspect command and eval, does not need."""
     if name not in _LAZY:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module("swarm.diagnosis._columns"), name)
+    value = getattr(_import_module("swarm.diagnosis._columns"), name)
     globals()[name] = value
     return value
