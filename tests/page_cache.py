@@ -7,6 +7,12 @@ not run it again: a second run of the test command on an unchanged checkout pays
 the pages.  Any change to any of them runs the page.  Only passes are remembered, and they are
 kept in the machine's temporary directory (``swarm-eval-docs-<uid>``), never in the checkout.
 
+The key is the content, not the checkout: a clean clone of the same commit, whose virtualenv
+holds the same distributions, finds the passes of another clone (``.ci/run`` run again on one
+machine runs no page twice).  Paths inside the checkout count relative to it, the page's
+environment with the checkout's path written as ``<checkout>``.  Each page keeps its
+``KEEP`` newest passes, so checkouts of different commits do not push out each other's.
+
 ``SWARM_DOCS_FRESH=1`` runs every page regardless; ``SWARM_DOCS_TWICE=1`` (which checks that a
 page can be followed twice) always runs them.
 """
@@ -18,6 +24,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 from functools import cache
 from importlib.metadata import distributions
 from pathlib import Path
@@ -54,22 +61,32 @@ def sources_digest(root: Path) -> str:
         digest.update(str(path.resolve().relative_to(root)).encode() + b"\0")
         digest.update(path.read_bytes() + b"\0")
     installed = sorted(f"{d.metadata['Name']}=={d.version}" for d in distributions())
-    digest.update(json.dumps([installed, sys.version, sys.executable]).encode())
+    digest.update(json.dumps([installed, sys.version, _in_checkout(sys.executable)]).encode())
     return digest.hexdigest()
+
+
+def _in_checkout(path: str) -> str:
+    """``path`` with the checkout's own path written as ``<checkout>``."""
+    return path.replace(str(ROOT), "<checkout>")
 
 
 def page_key(page: Path, env: dict[str, str]) -> str:
-    """The digest of everything a page's run depends on."""
+    """The digest of everything a page's run depends on (the same in every checkout of the
+    same content with the same distributions)."""
     digest = hashlib.sha256(sources_digest(ROOT).encode())
     digest.update(page.read_bytes() + b"\0")
-    digest.update(json.dumps(env, sort_keys=True).encode())
+    shown = {name: _in_checkout(value) for name, value in env.items()}
+    digest.update(json.dumps(shown, sort_keys=True).encode())
     return digest.hexdigest()
 
 
+KEEP = 8
+"""How many passes a page keeps (the newest): one for each of a few commits checked out."""
+
+
 def _prefix(page: Path) -> str:
-    """A page's entries' name: the page and its checkout (two checkouts keep one each)."""
-    checkout = hashlib.sha256(str(page.resolve().parent).encode()).hexdigest()[:12]
-    return f"{page.name}-{checkout}-"
+    """A page's entries' name: its path in the checkout (``docs-fanout.md-``)."""
+    return "-".join(page.resolve().relative_to(ROOT).parts) + "-"
 
 
 def _marker(page: Path, key: str) -> Path:
@@ -86,8 +103,21 @@ def passed_before(page: Path, key: str) -> bool:
 
 
 def remember_pass(page: Path, key: str) -> None:
+    """Remember that ``page`` passed with ``key``; forget all but its ``KEEP`` newest passes."""
     marker = _marker(page, key)
     marker.parent.mkdir(parents=True, exist_ok=True)
-    for old in marker.parent.glob(f"{_prefix(page)}*.passed"):  # one entry a page
-        old.unlink(missing_ok=True)
+    others = [p for p in marker.parent.glob(f"{_prefix(page)}*.passed") if p != marker]
+    times = {p: _mtime(p) for p in others}
     marker.write_text(page.name + "\n")
+    # the newest, strictly (a coarse clock can give two passes one time)
+    newest = max([time.time_ns(), *(t + 1 for t in times.values())])
+    os.utime(marker, ns=(newest, newest))
+    for old in sorted(others, key=lambda p: times[p], reverse=True)[KEEP - 1 :]:
+        old.unlink(missing_ok=True)
+
+
+def _mtime(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns
+    except FileNotFoundError:  # forgotten by another run meanwhile
+        return 0

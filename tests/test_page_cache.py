@@ -72,14 +72,48 @@ def test_fresh_and_twice_always_run(monkeypatch: pytest.MonkeyPatch) -> None:
     assert not passed_before(page, key)
 
 
-def test_one_entry_a_page_in_each_checkout(tmp_path: Path) -> None:
+def _tree(root: Path) -> Path:
+    """A checkout of a page and the files it reaches."""
+    (root / "docs").mkdir(parents=True)
+    (root / "docs" / "page.md").write_text("# Page\n")
+    (root / "docs" / "example.py").write_text("print(1)\n")
+    for name in ("pyproject.toml", "conftest.py"):
+        (root / name).write_text("")
+    return root / "docs" / "page.md"
+
+
+def _checkout(monkeypatch: pytest.MonkeyPatch, root: Path) -> None:
+    monkeypatch.setattr(page_cache, "ROOT", root)
+    monkeypatch.setattr(page_cache, "TREES", ("docs",))
+    monkeypatch.setattr(page_cache, "FILES", ("pyproject.toml", "conftest.py"))
+    page_cache.sources_digest.cache_clear()
+
+
+def test_a_pass_counts_in_another_checkout_of_the_same_content(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, second = _tree(tmp_path / "one"), _tree(tmp_path / "two")
+    _checkout(monkeypatch, tmp_path / "one")
+    key = page_key(first, {"PYTHONPATH": str(tmp_path / "one" / "tests" / "page_site")})
+    remember_pass(first, key)
+    _checkout(monkeypatch, tmp_path / "two")
+    # the same page, files and environment, the checkout's path aside: the same key
+    env = {"PYTHONPATH": str(tmp_path / "two" / "tests" / "page_site")}
+    assert page_key(second, env) == key and passed_before(second, key)
+    # the other checkout's own path in the environment is not the same environment
+    assert page_key(second, {"PYTHONPATH": str(tmp_path / "one" / "tests" / "page_site")}) != key
+    (tmp_path / "two" / "docs" / "example.py").write_text("print(2)\n")
+    page_cache.sources_digest.cache_clear()
+    assert page_key(second, env) != key
+
+
+def test_a_page_keeps_its_newest_passes(tmp_path: Path) -> None:
     page = ROOT / "docs" / "budgets.md"
-    other = tmp_path / "clone" / "docs" / "budgets.md"  # the same page in another checkout
-    other.parent.mkdir(parents=True)
-    other.write_text(page.read_text())
-    remember_pass(page, "a" * 64)
-    remember_pass(other, "c" * 64)
-    remember_pass(page, "b" * 64)
-    assert passed_before(page, "b" * 64) and not passed_before(page, "a" * 64)
-    assert passed_before(other, "c" * 64)
-    assert len(list(tmp_path.rglob("*.passed"))) == 2
+    keys = [f"{i:064x}" for i in range(page_cache.KEEP + 2)]
+    for key in keys:
+        remember_pass(page, key)
+    assert [passed_before(page, k) for k in keys] == [False, False] + [True] * page_cache.KEEP
+    remember_pass(page, keys[2])  # remembered again: the newest, so keys[3] goes next
+    remember_pass(page, "f" * 64)
+    assert passed_before(page, keys[2]) and not passed_before(page, keys[3])
+    assert len(list(tmp_path.rglob("docs-budgets.md-*.passed"))) == page_cache.KEEP
