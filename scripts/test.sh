@@ -20,6 +20,7 @@ fi
 SITE="$(mktemp -d)"
 trap 'rm -rf "$SITE"' EXIT
 NO_MKDOCS_2_WARNING=1 "$VENV/bin/mkdocs" build --strict --quiet --site-dir "$SITE"
+export SWARM_DOCS_SITE="$SITE"  # the site tests (tests/test_docs_site.py) read this build
 # no test may write into the checkout's logs/ (the quick start's log directory, which
 # `inspect view` and samples_df("logs") show): the suite's evals log under a temp dir
 listing() { find logs -printf '%p %s %T@\n' 2>/dev/null | sort || true; }

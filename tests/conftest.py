@@ -61,6 +61,11 @@ def _uses_docker(nodeid: str) -> bool:
     return "[docker" in nodeid or nodeid.startswith("tests/test_docker_members.py::")
 
 
+TOGETHER = ("tests/test_docs_site.py::",)
+"""Test files whose tests share a costly module fixture (the docs site's build), run by one
+worker."""
+
+
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """The Docker tests are one unit of work: one worker runs them all, in turn, from the start,
     while the others run the rest (each of which is a unit of its own, as ``--dist load``
@@ -74,7 +79,11 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
     class DockerTogether(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return "docker" if _uses_docker(nodeid) else nodeid
+            if _uses_docker(nodeid):
+                return "docker"
+            if nodeid.startswith(TOGETHER):  # one module fixture built once, not per worker
+                return nodeid.split("::")[0]
+            return nodeid
 
     return DockerTogether(config, log)
 

@@ -38,6 +38,11 @@ REFERENCE = {
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site, built strictly: the one ``scripts/test.sh`` built before the tests
+    (``SWARM_DOCS_SITE``), or a build of its own."""
+    built = os.environ.get("SWARM_DOCS_SITE")
+    if built and (Path(built) / "index.html").is_file():
+        return Path(built)
     out = tmp_path_factory.mktemp("site")
     done = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
