@@ -29,6 +29,30 @@ def _inspect_logs_in_a_temp_dir(tmp_path_factory: pytest.TempPathFactory) -> Ite
         os.environ["INSPECT_LOG_DIR"] = before
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _no_live_view_buffer() -> Iterator[None]:
+    """The suite's in-process evals keep no live-view buffer.
+
+    By default Inspect writes each event of a running sample to a buffer database, which
+    ``inspect view`` reads to show a sample while it runs (``log_realtime``); the log itself
+    does not depend on it, and no test reads it.  It was a tenth of the CPU of every test that
+    runs an eval, and the suite is bound by CPU.  ``eval()`` has no default for it but its
+    argument, which it resolves before the logger starts, so the logger's start turns it off
+    (Inspect's ``TaskLogger.init``; ``raising=True``: a release without it fails here,
+    loudly).  Subprocesses and the docs pages keep Inspect's default."""
+    from inspect_ai._eval.task import log as task_log
+
+    started = task_log.TaskLogger.init
+
+    async def init(self: Any) -> None:
+        self.eval.config.log_realtime = False
+        await started(self)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(task_log.TaskLogger, "init", init, raising=True)
+        yield
+
+
 @pytest.fixture
 def log_dir(tmp_path: Path) -> Path:
     path = tmp_path / "logs"
