@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -65,9 +66,11 @@ def sources_digest(root: Path) -> str:
     return digest.hexdigest()
 
 
-def _in_checkout(path: str) -> str:
-    """``path`` with the checkout's own path written as ``<checkout>``."""
-    return path.replace(str(ROOT), "<checkout>")
+def _in_checkout(text: str) -> str:
+    """``text`` (a path, or a list of them) with the checkout's own path written as
+    ``<checkout>``: where it is a whole path or a path's leading folders, not where a longer
+    name begins with it (``/x/main2`` for a checkout at ``/x/main``)."""
+    return re.sub(re.escape(str(ROOT)) + r"(?=[/\\:;]|$)", "<checkout>", text)
 
 
 def page_key(page: Path, env: dict[str, str]) -> str:

@@ -117,3 +117,14 @@ def test_a_page_keeps_its_newest_passes(tmp_path: Path) -> None:
     remember_pass(page, "f" * 64)
     assert passed_before(page, keys[2]) and not passed_before(page, keys[3])
     assert len(list(tmp_path.rglob("docs-budgets.md-*.passed"))) == page_cache.KEEP
+
+
+def test_only_the_checkouts_own_path_is_written_as_the_checkout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(page_cache, "ROOT", tmp_path / "main")
+    main, longer = str(tmp_path / "main"), str(tmp_path / "main2")
+    assert page_cache._in_checkout(f"{main}/tests/page_site:{main}") == (
+        "<checkout>/tests/page_site:<checkout>"
+    )
+    assert page_cache._in_checkout(f"{longer}/tests") == f"{longer}/tests"
