@@ -447,10 +447,9 @@ def test_a_wait_cut_short_by_a_member_time_limit_is_cancelled(log_dir: Path) -> 
     assert event["outcome"] == "cancelled" and event["duration"] == row["wait_time"]
     waiter = by_name(result(sample)["members"])["waiter"]
     assert waiter["status"] == "member_limit:time"
-    # the wait lasted until the member's time limit (0.5 s after it started), whatever the
-    # member did before it began waiting; how late after it is the machine's load (it was
-    # asserted within 0.1 s, and a loaded machine made it 0.3)
-    assert event["time"] >= waiter["started"] + 0.5 - 1e-3
+    # the wait lasted until the member's time limit, which ended it: its outcome and the member's
+    # status say so by construction (no clock is compared: Inspect's limit starts counting
+    # before the member's recorded start, and a loaded machine put that gap past any margin)
 
 
 @agent
