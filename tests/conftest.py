@@ -53,6 +53,30 @@ def _no_live_view_buffer() -> Iterator[None]:
         yield
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _distributions_read_once() -> Iterator[None]:
+    """Inspect reads the installed distributions' file lists once per test process, not once
+    per eval.
+
+    For each eval of a task registered by an installed package, Inspect records which
+    distribution ships it (``resolve_task_distribution``).  swarm-eval's distribution name is
+    not its package's (``swarm-eval``, ``swarm``), so Inspect falls back to
+    ``importlib.metadata.packages_distributions()``, which reads every installed
+    distribution's file list: 0.2 s of CPU per eval of ``swarm/fanout``, ``swarm/swarm_arm``
+    or the demo.  Nothing is installed while a test process runs evals, so the answer is the
+    same every time; the patch keeps the first.  ``raising=True``: an Inspect release that no
+    longer imports it there fails here, loudly."""
+    from functools import cache
+
+    from inspect_ai._util import package
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(
+            package, "packages_distributions", cache(package.packages_distributions), raising=True
+        )
+        yield
+
+
 @pytest.fixture
 def log_dir(tmp_path: Path) -> Path:
     path = tmp_path / "logs"
