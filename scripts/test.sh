@@ -13,6 +13,12 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 "$VENV/bin/python" -m pip install --quiet --upgrade pip
 "$VENV/bin/python" -m pip install --quiet -e ".[dev,docs]" -e tests/fixture_plugin
+# the agent CLI members' tests run Codex CLI and Claude Code in a Docker image: built where an
+# engine answers, from npm packages fetched once (~/.cache/swarm-eval/agent-image), else the
+# tests that need it are skipped and say so
+if docker image inspect swarm-eval-base:bookworm >/dev/null 2>&1; then
+  "$VENV/bin/swarm" agent-image >/dev/null || echo "test: no agent image built (above)" >&2
+fi
 "$VENV/bin/ruff" check .
 "$VENV/bin/ruff" format --check .
 "$VENV/bin/mypy"

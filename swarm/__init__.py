@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from swarm._checks import check_writable_directory, shortened
 from swarm._faces.agent import swarm
+from swarm._faces.agent_clis import claude_code_member, codex_member
 from swarm._faces.bwrap import BwrapConfig
 from swarm._faces.worker import worker
 from swarm._hooks.catalog import (
@@ -150,6 +151,8 @@ __all__ = [
     "WaitNews",
     "__version__",
     "bridge_tools",
+    "claude_code_member",
+    "codex_member",
     "channel",
     "check_member_name",
     "check_writable_directory",

@@ -1,12 +1,12 @@
 """The ``inspect_ai`` entry point: makes swarm-eval's objects known to Inspect.
 
 ``swarm/swarm`` (the agent), ``swarm/worker`` and ``swarm/deepagent`` (members wired to the
-channels), ``swarm/calculator_worker``, ``swarm/swarm_demo`` and ``swarm/arithmetic`` (the
-demo), ``swarm/swarm_arm`` and ``swarm/arms_demo`` (experiments), the
-``swarm/swarm_diagnosis`` scorer (the failure checks of ``swarm.diagnosis``) and the
-``swarm/member_scores`` scorer (``swarm.analysis``), the ``swarm/scripted`` and ``swarm/noisy``
-models, and the ``bwrap`` sandbox provider
-(``swarm._faces.bwrap``).
+channels), ``swarm/codex`` and ``swarm/claude_code`` (agent CLIs as members),
+``swarm/calculator_worker``, ``swarm/swarm_demo`` and ``swarm/arithmetic`` (the demo),
+``swarm/swarm_arm`` and ``swarm/arms_demo`` (experiments), the ``swarm/swarm_diagnosis``
+scorer (the failure checks of ``swarm.diagnosis``) and the ``swarm/member_scores`` scorer
+(``swarm.analysis``), the ``swarm/scripted`` and ``swarm/noisy`` models, and the ``bwrap``
+sandbox provider (``swarm._faces.bwrap``).
 
 Inspect names an object from an installed package ``<package>/<name>``.  From an *editable*
 install of a distribution whose name (``swarm-eval``) differs from its package (``swarm``) it
@@ -27,6 +27,7 @@ from inspect_ai.util import registry_info
 
 from swarm._faces import bwrap  # noqa: F401  (registers the bwrap sandbox provider)
 from swarm._faces.agent import swarm
+from swarm._faces.agent_clis import claude_code_member, codex_member
 from swarm._faces.deepagent import deepagent_member
 from swarm._faces.worker import worker
 from swarm._inspect.private import register_as, unshadow_inspect_name
@@ -47,6 +48,8 @@ for _obj in (
     swarm,
     worker,
     deepagent_member,
+    codex_member,
+    claude_code_member,
     calculator_worker,
     arithmetic,
     swarm_demo,

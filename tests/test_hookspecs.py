@@ -14,6 +14,7 @@ import pluggy
 import pytest
 
 import swarm
+import swarm.agent_image
 import swarm.analysis
 import swarm.diagnosis
 import swarm.testing
@@ -154,7 +155,7 @@ def _public_names(module: types.ModuleType) -> set[str]:
 
 @pytest.mark.parametrize(
     "module",
-    [swarm, swarm.testing, swarm.diagnosis, swarm.analysis],
+    [swarm, swarm.testing, swarm.diagnosis, swarm.analysis, swarm.agent_image],
     ids=lambda m: m.__name__,
 )
 def test_all_is_complete(module: types.ModuleType) -> None:

@@ -53,6 +53,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "swarm.timeline",
             "swarm.experiments",
             "swarm.diagnosis",
+            "swarm.agent_image",
         ),
     ),
     ("cli", ("swarm.cli",)),

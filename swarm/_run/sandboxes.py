@@ -242,9 +242,12 @@ class MemberSandboxes:
 
     def _use(self, member: str, name: str, env: Any, files: Sequence[str]) -> None:
         """Make ``env`` (called ``name`` in the reads record) the calling task's only sandbox,
-        its calls watched."""
+        its calls watched.  Inspect's event-recording wrapper goes outside the watching one, as
+        around a sample's own environment: ``exec_remote()`` (the sandbox agent bridge's) turns
+        that wrapper's events off while it polls."""
         self._members[member] = {"sandbox": name, "files": list(files)}
-        use_sandbox(WatchedSandbox(env, self, member, turns_for(env)))
+        watched = WatchedSandbox(sandbox_unproxied(env), self, member, turns_for(env))
+        use_sandbox(sandbox_proxy(watched))
 
     async def enter_subagent(self, name: str, files_of: str) -> bool:
         """Give the subagent run ``name`` (``<member>/AGENT-N``) its own environment inside the

@@ -1,6 +1,6 @@
 """The ``swarm`` command: ``plugins``, ``demo``, ``arms``, ``compare``, ``scripted-server``,
-``timeline``,
-``topology check``, and the commands plugins add (``swarm_register_commands``, such as ``fanout``).
+``timeline``, ``topology check``, ``agent-image``, and the commands plugins add
+(``swarm_register_commands``, such as ``fanout``).
 
 Errors a person can act on (a bad topology, a broken plugin, a missing provider package) are
 printed as one message on stderr with exit status 1, never as a traceback; wrong usage of the
@@ -15,6 +15,7 @@ import click
 
 from swarm._hooks.catalog import plugin_catalog
 from swarm._inspect.private import PrerequisiteError
+from swarm.cli._agent_image import agent_image
 from swarm.cli._arms import arms, compare
 from swarm.cli._demo import demo
 from swarm.cli._errors import install_inspect_excepthook, show_error
@@ -47,10 +48,11 @@ def cli() -> None:
       swarm plugins
       swarm timeline logs/run.eval -o run.html
       swarm scripted-server --scripts scripts.yaml
+      swarm agent-image
     """
 
 
-for _command in (demo, arms, compare, plugins, scripted_server, timeline, topology):
+for _command in (demo, arms, compare, plugins, scripted_server, timeline, topology, agent_image):
     cli.add_command(_command)
 
 

@@ -85,19 +85,20 @@ def shard_files(fixture: Fixture) -> dict[str, list[str]]:
     return {s.worker: [f"shards/{s.file}"] for s in fixture.shards}
 
 
-def fanout_topology(fixture: Fixture, **swarm_args: Any) -> Any:
+def fanout_topology(fixture: Fixture, child: Any = None, **swarm_args: Any) -> Any:
     """The default solver: a lead that may spawn one child per shard (and one retry each) from
     a worker template, the messages channel, and ``bash``/``python`` for everyone, each member
-    in its own sandbox with only its shard's file (``shard_files``).  ``swarm_args`` go to
-    ``swarm()`` and may replace ``sandboxes`` and ``channels`` (a channel the rubric does not
-    read leaves the run unverified)."""
+    in its own sandbox with only its shard's file (``shard_files``).  ``child`` replaces the
+    children's template (``member("swarm/codex", bridged="sandbox")``: Codex CLI children).
+    ``swarm_args`` go to ``swarm()`` and may replace ``sandboxes`` and ``channels`` (a channel
+    the rubric does not read leaves the run unverified)."""
     shards = len(fixture.shards)
     swarm_args.setdefault("sandboxes", {"per_member": True, "files": shard_files(fixture)})
     swarm_args.setdefault("channels", [channel("messages")])
     tools = {"tools": list(FANOUT_TOOLS)}
     return swarm(
         members=member("swarm/worker", name="lead", args=tools, can_spawn=["worker"]),
-        templates={"worker": member("swarm/worker", args=tools)},
+        templates={"worker": member("swarm/worker", args=tools) if child is None else child},
         controller=controller("leaderless", stop_on_submission=True),
         spawning={
             "max_depth": 1,

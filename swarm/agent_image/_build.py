@@ -1,0 +1,179 @@
+"""Building the agent CLIs' image: fetch (cached), unpack, ``docker build``."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from swarm.errors import ConfigError
+
+__all__ = [
+    "AGENT_IMAGE",
+    "BASE_IMAGE",
+    "CLAUDE_CODE_VERSION",
+    "CODEX_VERSION",
+    "COMPOSE",
+    "DOCKERFILE",
+    "build_agent_image",
+    "default_cache",
+    "image_present",
+    "npm_packages",
+    "tarball_name",
+]
+
+CODEX_VERSION = "0.171.0"
+"""Codex CLI's version in the image (npm ``@openai/codex``, its static Linux build)."""
+CLAUDE_CODE_VERSION = "2.1.337"
+"""Claude Code's version in the image (npm ``@anthropic-ai/claude-code``, its Linux build)."""
+AGENT_IMAGE = f"swarm-eval-agents:codex-{CODEX_VERSION}-claude-{CLAUDE_CODE_VERSION}"
+"""The image's tag: the versions it holds."""
+BASE_IMAGE = "swarm-eval-base:bookworm"
+"""The default base: the Debian image with python3 that ``start-engine.sh`` builds."""
+DOCKERFILE = Path(__file__).with_name("Dockerfile")
+COMPOSE = Path(__file__).with_name("compose.yaml")
+"""A task's compose file on the image (no network; a container per member)."""
+
+_ARCH = {"amd64": "x64", "x86_64": "x64", "arm64": "arm64", "aarch64": "arm64"}
+
+Say = Callable[[str], None]
+
+
+def npm_packages(arch: str) -> dict[str, str]:
+    """The npm packages of the CLIs' builds for ``arch`` (``x64`` or ``arm64``)."""
+    return {
+        "codex": f"@openai/codex@{CODEX_VERSION}-linux-{arch}",
+        "claude": f"@anthropic-ai/claude-code-linux-{arch}@{CLAUDE_CODE_VERSION}",
+    }
+
+
+def tarball_name(spec: str) -> str:
+    """The file ``npm pack <spec>`` writes: ``@scope/name@version`` as
+    ``scope-name-version.tgz``."""
+    name, _, version = spec.lstrip("@").rpartition("@")
+    return f"{name.replace('/', '-')}-{version}.tgz"
+
+
+def _run(argv: Sequence[str], what: str, **kwargs: object) -> str:
+    try:
+        done = subprocess.run(list(argv), capture_output=True, text=True, check=False, **kwargs)  # type: ignore[call-overload]
+    except FileNotFoundError:
+        raise ConfigError(
+            f"agent image: {what} needs `{argv[0]}`, which is not installed"
+        ) from None
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip()[-1500:]
+        raise ConfigError(f"agent image: {what} failed (`{' '.join(argv)}`): {tail}")
+    out: str = done.stdout
+    return out
+
+
+def image_present(tag: str = AGENT_IMAGE) -> bool:
+    """Whether the engine has image ``tag``."""
+    try:
+        done = subprocess.run(["docker", "image", "inspect", tag], capture_output=True, check=False)
+    except FileNotFoundError:
+        return False
+    return done.returncode == 0
+
+
+def default_cache() -> Path:
+    """Where the fetched packages are kept: ``$SWARM_AGENT_IMAGE_CACHE``, or
+    ``~/.cache/swarm-eval/agent-image``."""
+    found = os.environ.get("SWARM_AGENT_IMAGE_CACHE")
+    if found:
+        return Path(found)
+    root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(root) / "swarm-eval" / "agent-image"
+
+
+def _engine_arch() -> str:
+    found = _run(["docker", "version", "--format", "{{.Server.Arch}}"], "asking the engine").strip()
+    if found not in _ARCH:
+        raise ConfigError(
+            f"agent image: the Docker engine's architecture is {found!r}; the CLIs' builds "
+            f"exist for {', '.join(sorted(_ARCH))}"
+        )
+    return _ARCH[found]
+
+
+def _fetched(spec: str, cache: Path, say: Say) -> Path:
+    path = cache / tarball_name(spec)
+    if path.is_file():
+        say(f"{spec}: cached ({path.name})")
+        return path
+    say(f"{spec}: npm pack (from the npm registry)")
+    cache.mkdir(parents=True, exist_ok=True)
+    _run(["npm", "pack", spec, "--pack-destination", str(cache)], f"fetching {spec}")
+    if not path.is_file():
+        raise ConfigError(f"agent image: npm pack {spec} wrote no {path.name} in {cache}")
+    return path
+
+
+def _unpacked(tarball: Path, into: Path) -> Path:
+    with tarfile.open(tarball) as archive:
+        archive.extractall(into, filter="data")  # no link or path out of `into`
+    return into / "package"
+
+
+def _curl_debs(base: str, cache: Path, say: Say) -> list[Path]:
+    """The Debian packages curl needs that ``base`` lacks, fetched on this (Debian) host; none
+    when ``base`` has curl or the host has no apt (the build then installs it with apt)."""
+    probe = ["docker", "run", "--rm", "--network", "none", base, "sh", "-c"]
+    has = subprocess.run([*probe, "command -v curl"], capture_output=True, check=False)
+    if has.returncode == 0 or shutil.which("apt-get") is None:
+        return []
+    installed = set(_run([*probe, "dpkg-query -W -f '${Package}\\n'"], "listing the base").split())
+    tree = _run(
+        [
+            "apt-cache", "depends", "--recurse", "--no-recommends", "--no-suggests",
+            "--no-conflicts", "--no-breaks", "--no-replaces", "--no-enhances", "curl",
+        ],
+        "resolving curl's packages",
+    )  # fmt: skip
+    wanted = sorted(
+        {line.split(":")[0] for line in tree.splitlines() if line[:1].isalnum()} - installed
+    )
+    debs = cache / "debs"
+    debs.mkdir(parents=True, exist_ok=True)
+    say(f"curl for the base: apt-get download {' '.join(wanted)}")
+    _run(["apt-get", "download", *wanted], "fetching curl's Debian packages", cwd=debs)
+    return [p for p in debs.glob("*.deb") if p.name.split("_")[0] in wanted]
+
+
+def build_agent_image(
+    tag: str = AGENT_IMAGE,
+    base: str = BASE_IMAGE,
+    cache: Path | None = None,
+    say: Say = print,
+) -> str:
+    """Build the agent CLIs' image ``tag`` from ``base`` (a Debian image with python3); the
+    fetched packages are kept in ``cache`` (``default_cache()``) and not fetched again."""
+    cache = default_cache() if cache is None else cache
+    arch = _engine_arch()
+    tarballs = {cli: _fetched(spec, cache, say) for cli, spec in npm_packages(arch).items()}
+    debs = _curl_debs(base, cache, say)
+    with tempfile.TemporaryDirectory(prefix="swarm-agent-image-") as tmp:
+        work = Path(tmp)
+        context = work / "context"
+        (context / "debs").mkdir(parents=True)
+        codex = _unpacked(tarballs["codex"], work / "codex") / "vendor"
+        [triple] = [p for p in codex.iterdir() if p.is_dir()]
+        shutil.move(str(triple), context / "codex")
+        claude = _unpacked(tarballs["claude"], work / "claude")
+        shutil.move(str(claude / "claude"), context / "claude")
+        (context / "claude").chmod(0o755)
+        for deb in debs:
+            shutil.copy(deb, context / "debs" / deb.name)
+        shutil.copy(DOCKERFILE, context / "Dockerfile")
+        network = ["--network", "none"] if debs else []
+        say(f"docker build -t {tag} (base {base})")
+        _run(
+            ["docker", "build", *network, "--build-arg", f"BASE={base}", "-t", tag, str(context)],
+            "building the image",
+        )
+    return tag

@@ -1,0 +1,285 @@
+"""Agent CLIs as members (``swarm/codex``, ``swarm/claude_code``): Codex CLI and Claude Code, each
+in a Docker container of its own on the image ``swarm agent-image`` builds, reaching the scripted
+model through Inspect's sandbox agent bridge and the swarm's channels as bridged MCP tools.
+
+The scripted model plays the tools each CLI offers its model (Codex's ``exec_command``, Claude
+Code's ``Bash``, the swarm's tools as ``mcp__swarm__<name>``).  The runs need a Docker engine
+and the image: ``.ci/run`` brings up the engine and builds the image (``swarm agent-image``
+fetches the CLIs from npm once, then builds from its cache); without them the tests that run
+CLIs are skipped, saying which is missing.  The image's recipe, the members' arguments and the
+fan-out's Codex children are checked everywhere."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from inspect_ai import Task, eval
+from inspect_ai.dataset import Sample
+from inspect_ai.log import EvalSample
+from inspect_ai.model import get_model
+from inspect_ai.scorer import Score, Target, scorer
+from inspect_ai.solver import TaskState
+
+from swarm import (
+    Budget,
+    ConfigError,
+    channel,
+    claude_code_member,
+    codex_member,
+    controller,
+    member,
+    member_sandbox,
+    swarm,
+)
+from swarm.agent_image import (
+    AGENT_IMAGE,
+    CLAUDE_CODE_VERSION,
+    CODEX_VERSION,
+    COMPOSE,
+    image_present,
+    npm_packages,
+)
+from swarm.agent_image._build import tarball_name
+from swarm.plugins.scorers.fanout import fanout_topology, load_fixture
+from swarm.testing import call, pause, poll, reply
+from tests.fanout_cases import CASES, failing, honest, reads, run_fanout, small_fixture
+from tests.fanout_records import score
+from tests.helpers import logged_usage
+
+CLI_PROCESSES = {"codex", "claude"}
+CODEX_CHILD = member("swarm/codex", bridged="sandbox")
+
+
+@pytest.fixture
+def agent_image(docker_engine: None) -> None:
+    """The agent CLIs' image, or the test skipped saying how to build it."""
+    if not image_present(AGENT_IMAGE):
+        pytest.skip(f"no image {AGENT_IMAGE}: build it with `swarm agent-image` (npm, once)")
+
+
+# -- everywhere: the recipe and the members' arguments -----------------------------------------
+
+
+def test_the_image_recipe_pins_the_versions_the_compose_file_runs() -> None:
+    assert AGENT_IMAGE == f"swarm-eval-agents:codex-{CODEX_VERSION}-claude-{CLAUDE_CODE_VERSION}"
+    service = yaml.safe_load(COMPOSE.read_text())["services"]["default"]
+    assert (service["image"], service["network_mode"]) == (AGENT_IMAGE, "none")
+    assert npm_packages("x64") == {
+        "codex": "@openai/codex@0.171.0-linux-x64",
+        "claude": "@anthropic-ai/claude-code-linux-x64@2.1.337",
+    }
+    assert [tarball_name(s) for s in npm_packages("arm64").values()] == [
+        "openai-codex-0.171.0-linux-arm64.tgz",
+        "anthropic-ai-claude-code-linux-arm64-2.1.337.tgz",
+    ]
+
+
+@pytest.mark.parametrize("factory", [codex_member, claude_code_member])
+@pytest.mark.parametrize("key", ["bridged_tools", "sandbox"])
+def test_what_the_swarm_sets_cannot_be_given(factory: Any, key: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        factory(**{key: None})
+    assert str(raised.value).startswith(f"swarm/{factory.__name__.split('_member')[0]}.{key}: ")
+    assert "set by the swarm" in str(raised.value)
+
+
+def codex_child(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A fan-out child's script as Codex plays it: ``bash`` is Codex's ``exec_command``, the
+    swarm's tools keep their names, and a submission is Codex's last answer."""
+    played: list[dict[str, Any]] = []
+    for s in copy.deepcopy(steps):
+        if "submit" in s:
+            played.append({"reply": s["submit"]})
+        elif s.get("tool") == "bash":
+            played.append({**s, "tool": "exec_command", "args": {"cmd": s["args"]["command"]}})
+        else:  # Codex offers MCP tools by their own names (Inspect's bridge drops the namespace)
+            played.append(s)
+    return played
+
+
+def codex_children(fixture: Any, scripts: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    return {
+        k: codex_child(v) if k != "lead" else v
+        for k, v in scripts.items()
+        if k == "lead" or any(s.worker == k for s in fixture.shards)
+    }
+
+
+def test_a_fan_out_child_script_as_codex_plays_it() -> None:
+    fixture = load_fixture("json-events")
+    played = codex_children(fixture, honest(fixture))
+    first = fixture.shards[0]
+    assert played[first.worker] == [
+        {"tool": "exec_command", "args": {"cmd": f"wc -l shards/{first.file}"}},
+        {"tool": "send_message", "args": {"to": "parent", "text": str(first.expected)}},
+        {"reply": str(first.expected)},
+    ]
+    assert played["lead"] == honest(fixture)["lead"]
+
+
+# -- with Docker and the image -------------------------------------------------------------------
+
+
+@scorer(metrics=[])
+def cli_processes() -> Any:
+    """Which CLI processes still run in each member's container once the swarm has ended."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        found: dict[str, list[str]] = {}
+        for name in state.store.get("inspect_swarm:reads")["members"]:
+            listed = await member_sandbox(name).exec(["sh", "-c", "cat /proc/[0-9]*/comm"])
+            found[name] = sorted(set(listed.stdout.split()) & CLI_PROCESSES)
+        return Score(value=0, metadata=found)
+
+    return score
+
+
+FILES = {"a.txt": "11\n", "b.txt": "22\n", "c.txt": "33\n", "d.txt": "44\n"}
+OWN = {"c1": "a.txt", "c2": "b.txt", "c3": "c.txt", "cc": "d.txt"}
+CLAUDE = {"model_config": "claude-sonnet-4-5"}  # an id Claude Code knows; calls go to the model
+
+
+def cli_swarm(
+    scripts: dict[str, list[Any]], log_dir: Path, stop_on_submission: bool, grace: float = 120
+) -> EvalSample:
+    """Three Codex CLI members and one Claude Code member, each in its own container holding
+    only its own file."""
+    members = [member("swarm/codex", name=n, bridged="sandbox") for n in ("c1", "c2", "c3")]
+    members.append(member("swarm/claude_code", CLAUDE, name="cc", bridged="sandbox"))
+    solver = swarm(
+        members=members,
+        sandboxes={"per_member": True, "files": {m: [f] for m, f in OWN.items()}},
+        channels=[channel("messages", routes="all")],
+        controller=controller("leaderless", stop_on_submission=stop_on_submission),
+        budget=Budget(grace=grace),
+    )
+    task = Task(
+        dataset=[Sample(input="What number is in your file?", target="", files=FILES)],
+        solver=solver,
+        scorer=cli_processes(),
+        sandbox=("docker", str(COMPOSE)),
+    )
+    model = get_model("swarm/scripted", scripts=scripts, memoize=False)
+    [log] = eval(task, model=model, display="none", log_dir=str(log_dir))
+    assert log.status == "success", log.error
+    [sample] = log.samples or []
+    return sample
+
+
+def test_three_codex_members_and_claude_code_each_answer_from_their_own_file(
+    agent_image: None, log_dir: Path
+) -> None:
+    scripts = {
+        "c1": [
+            call("exec_command", cmd="cat a.txt"),
+            call("send_message", to="cc", text="c1 has 11"),
+            reply("11"),
+        ],
+        "c2": [call("exec_command", cmd="cat b.txt"), reply("22")],
+        "c3": [call("exec_command", cmd="cat c.txt"), reply("33")],
+        "cc": [
+            call("Bash", command="cat d.txt"),
+            poll(pause(0.5, call("mcp__swarm__read_messages")), "c1 has 11"),
+            reply("44"),
+        ],
+    }
+    sample = cli_swarm(scripts, log_dir, stop_on_submission=False)
+    result = sample.store["inspect_swarm:result"]
+    answers = {m["name"]: (m["status"], m["answer"]) for m in result["members"]}
+    assert answers == {
+        "c1": ("submitted", "11"),
+        "c2": ("submitted", "22"),
+        "c3": ("submitted", "33"),
+        "cc": ("submitted", "44"),
+    }
+    ledger = {m["name"]: m for m in sample.store["inspect_swarm:ledger"]["members"]}
+    read = [e for e in sample.events if e.event == "tool" and e.function == "read_messages"]
+    assert {n: (m["bridged"], m["calls"]["calls"]) for n, m in ledger.items()} == {
+        "c1": (True, 3),
+        "c2": (True, 2),
+        "c3": (True, 2),
+        "cc": (True, 2 + len(read)),  # it reads until c1's message is in: one call a read
+    }
+    # the ledger is the log: each member's meter is its span's model events, to the token
+    metered = {n: m["meter"]["usage"]["total_tokens"] for n, m in ledger.items()}
+    assert metered == {n: u.total_tokens for n, u in logged_usage(sample).items()}
+    assert all(t > 0 for t in metered.values())
+    metrics = {m["name"]: m for m in sample.store["inspect_swarm:metrics"]["members"]}
+    assert {n: (m["tokens"], m["delivery_effective"]) for n, m in metrics.items()} == {
+        n: (t, "poll") for n, t in metered.items()
+    }
+    assert sample.store["inspect_swarm:metrics"]["tokens"] == sum(metered.values())
+    # each read its own file, and nothing else in its directory
+    entries = sample.store["inspect_swarm:reads"]["entries"]
+    assert {(e["member"], e["path"]) for e in entries} == set(OWN.items())
+    # the channel reached both CLIs: Codex sent, Claude Code read
+    [sent] = sample.store["inspect_swarm:messages"]["messages"]
+    assert (sent["sender"], sent["recipient"], sent["text"]) == ("c1", "cc", "c1 has 11")
+    assert "c1 has 11" in str(read[-1].result)
+    assert all("c1 has 11" not in str(r.result) for r in read[:-1])
+    # no CLI still runs once the swarm ended
+    assert sample.scores is not None
+    assert sample.scores["cli_processes"].metadata == {n: [] for n in OWN}
+
+
+def test_a_stopped_cli_swarm_ends_every_cli(agent_image: None, log_dir: Path) -> None:
+    """c1 submits and the swarm stops while the others' model calls are in flight (each
+    would take an hour), with no grace: the stop reaches each CLI, none still runs, and the
+    docker_engine fixture checks that no container is left once the eval is done."""
+    hour = {"sleep": 3600, "reply": "late"}
+    scripts = {
+        "c1": [call("exec_command", cmd="cat a.txt"), reply("11")],
+        "c2": [call("exec_command", cmd="cat b.txt"), hour],
+        "c3": [hour],
+        "cc": [call("Bash", command="cat d.txt"), hour],
+    }
+    sample = cli_swarm(scripts, log_dir, stop_on_submission=True, grace=0)
+    result = sample.store["inspect_swarm:result"]
+    assert result["stop_reason"] == "submitted"
+    # busy in a model call when the (zero) grace ran out: cancelled
+    assert {m["name"]: m["status"] for m in result["members"]} == {
+        "c1": "submitted",
+        "c2": "cancelled",
+        "c3": "cancelled",
+        "cc": "cancelled",
+    }
+    ledger = {m["name"]: m for m in sample.store["inspect_swarm:ledger"]["members"]}
+    assert {n: m["cancelled"] for n, m in ledger.items()} == {
+        "c1": False,
+        "c2": True,
+        "c3": True,
+        "cc": True,
+    }
+    assert {n: u.total_tokens for n, u in logged_usage(sample).items()} == {
+        n: m["meter"]["usage"]["total_tokens"] for n, m in ledger.items()
+    }
+    assert sample.scores is not None
+    assert sample.scores["cli_processes"].metadata == {n: [] for n in OWN}
+
+
+def test_a_fan_out_of_eight_codex_children_resolves(agent_image: None, tmp_path: Path) -> None:
+    fixture = load_fixture("json-events")
+    assert len(fixture.shards) == 8
+    scripts = codex_children(fixture, honest(fixture))
+    solver = fanout_topology(fixture, child=CODEX_CHILD)
+    sample = run_fanout(fixture, "docker", scripts, solver=solver, log_dir=tmp_path / "logs")
+    assert failing(sample) == {}
+    assert score(sample).value["resolved"] is True
+    assert reads(sample) == {(s.worker, f"shards/{s.file}") for s in fixture.shards}
+    ledger = {m["name"]: m["bridged"] for m in sample.store["inspect_swarm:ledger"]["members"]}
+    assert ledger == {"lead": False} | {s.worker: True for s in fixture.shards}
+
+
+def test_codex_children_that_relay_the_leads_values_do_not_resolve(
+    agent_image: None, tmp_path: Path
+) -> None:
+    fixture = small_fixture(tmp_path, "csv-metrics", shards=3)
+    case = CASES["relay base64"]
+    scripts = codex_children(fixture, case.scripts(fixture))
+    solver = fanout_topology(fixture, child=CODEX_CHILD)
+    sample = run_fanout(fixture, "docker", scripts, solver=solver, log_dir=tmp_path / "logs")
+    case.check(fixture, sample)  # proof_of_work fails for every shard: relayed, base64
