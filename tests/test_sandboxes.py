@@ -15,7 +15,8 @@ from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 from inspect_ai.log import EvalSample
 from inspect_ai.scorer import includes
-from inspect_ai.util import SandboxUserUnsupportedError
+from inspect_ai.agent import Agent, AgentState, agent
+from inspect_ai.util import SandboxUserUnsupportedError, sandbox
 
 from swarm import ConfigError, controller, member, swarm
 from swarm._faces.bwrap import BwrapSandboxEnvironment
@@ -470,3 +471,36 @@ def test_a_child_named_after_a_roster_member_gets_none_of_its_files() -> None:
     assert shown["ls -R; cat shards/b.txt 2>&1"] == (
         ".:\ncat: shards/b.txt: No such file or directory\n"
     )
+
+
+@agent
+def quiet_then_loud() -> Agent:
+    """Runs one command with the sandbox's events off, as Inspect's ``exec_remote()`` (the
+    sandbox agent bridge's) does while it polls, and one with them on."""
+
+    async def execute(state: AgentState) -> AgentState:
+        env = sandbox()
+        with env.no_events():  # type: ignore[attr-defined]
+            await env.exec(["echo", "quiet"])
+        await env.exec(["echo", "loud"])
+        return state
+
+    return execute
+
+
+def test_a_members_own_sandbox_is_wrapped_as_inspect_wraps_a_samples() -> None:
+    """Inspect's event wrapper is outermost around a member's own environment, as around the
+    sample's: ``exec_remote()`` turns that wrapper's events off while it polls.  Before, the
+    watching wrapper was outermost and had no ``no_events``, so every Codex CLI member (its
+    process started with ``exec_remote()``) errored with an AttributeError."""
+    solver = swarm(
+        members=member(quiet_then_loud, name="a"),
+        sandboxes={"per_member": True},
+        controller=controller("leaderless", stop_on_submission=False),
+    )
+    task = Task(dataset=[Sample(input="go", target="")], solver=solver, sandbox="bwrap")
+    [log] = eval(task, model=scripted_model({}), display="none", log_dir=None)
+    [sample] = log.samples or []
+    assert [m["status"] for m in sample.store["inspect_swarm:result"]["members"]] == ["submitted"]
+    commands = [e.cmd for e in sample.events if e.event == "sandbox" and e.action == "exec"]
+    assert [c for c in commands if c.startswith("echo")] == ["echo loud"]
