@@ -12,10 +12,10 @@ from typing import Any
 import anyio
 import pytest
 from inspect_ai import Task, eval
+from inspect_ai.agent import Agent, AgentState, agent
 from inspect_ai.dataset import Sample
 from inspect_ai.log import EvalSample
 from inspect_ai.scorer import includes
-from inspect_ai.agent import Agent, AgentState, agent
 from inspect_ai.util import SandboxUserUnsupportedError, sandbox
 
 from swarm import ConfigError, controller, member, swarm
