@@ -117,14 +117,16 @@ def run_fanout(
     solver: Any = None,
     model: str = "swarm/scripted",
     log_dir: Path | None = None,
+    compose: Path | None = None,
 ) -> EvalSample:
-    """The fan-out task on ``fixture`` under ``provider`` (``solver``: the fan-out topology),
-    on the scripted model following ``scripts``: its one sample."""
+    """The fan-out task on ``fixture`` under ``provider`` (``solver``: the fan-out topology;
+    ``compose``: another compose file than the fan-out's, under ``docker``), on the scripted
+    model following ``scripts``: its one sample."""
     task = Task(
         dataset=[fanout_sample(fixture)],
         solver=solver if solver is not None else fanout_topology(fixture),
         scorer=fanout_rubric(fixture=str(fixture.directory)),
-        sandbox=sandbox_spec(provider),
+        sandbox=sandbox_spec(provider) if compose is None else ("docker", str(compose)),
     )
     found = get_model(model, scripts=scripts, memoize=False)
     [log] = eval(

@@ -52,6 +52,7 @@ from tests.helpers import logged_usage
 
 CLI_PROCESSES = {"codex", "claude"}
 CODEX_CHILD = member("swarm/codex", bridged="sandbox")
+FAN_OUT = pytest.mark.timeout(600)  # a container, a watcher and a Codex CLI per child
 
 
 @pytest.fixture
@@ -261,12 +262,15 @@ def test_a_stopped_cli_swarm_ends_every_cli(agent_image: None, log_dir: Path) ->
     assert sample.scores["cli_processes"].metadata == {n: [] for n in OWN}
 
 
+@FAN_OUT
 def test_a_fan_out_of_eight_codex_children_resolves(agent_image: None, tmp_path: Path) -> None:
     fixture = load_fixture("json-events")
     assert len(fixture.shards) == 8
     scripts = codex_children(fixture, honest(fixture))
     solver = fanout_topology(fixture, child=CODEX_CHILD)
-    sample = run_fanout(fixture, "docker", scripts, solver=solver, log_dir=tmp_path / "logs")
+    sample = run_fanout(
+        fixture, "docker", scripts, solver=solver, log_dir=tmp_path / "logs", compose=COMPOSE
+    )
     assert failing(sample) == {}
     assert score(sample).value["resolved"] is True
     assert reads(sample) == {(s.worker, f"shards/{s.file}") for s in fixture.shards}
@@ -274,6 +278,7 @@ def test_a_fan_out_of_eight_codex_children_resolves(agent_image: None, tmp_path:
     assert ledger == {"lead": False} | {s.worker: True for s in fixture.shards}
 
 
+@FAN_OUT
 def test_codex_children_that_relay_the_leads_values_do_not_resolve(
     agent_image: None, tmp_path: Path
 ) -> None:
@@ -281,5 +286,7 @@ def test_codex_children_that_relay_the_leads_values_do_not_resolve(
     case = CASES["relay base64"]
     scripts = codex_children(fixture, case.scripts(fixture))
     solver = fanout_topology(fixture, child=CODEX_CHILD)
-    sample = run_fanout(fixture, "docker", scripts, solver=solver, log_dir=tmp_path / "logs")
+    sample = run_fanout(
+        fixture, "docker", scripts, solver=solver, log_dir=tmp_path / "logs", compose=COMPOSE
+    )
     case.check(fixture, sample)  # proof_of_work fails for every shard: relayed, base64
