@@ -77,6 +77,7 @@ def one(kind: str, log_dir: str) -> dict[str, Any]:
         "eval_wall": wall,
         "member_time": row["running_time"],
         "tokens": row["tokens"],
+        "process_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,  # KiB
     }
 
 
@@ -131,12 +132,10 @@ def measure(kind: str) -> dict[str, Any]:
         raise SystemExit(f"{kind}: the run failed:\n{done.stderr[-3000:]}")
     figures: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    rss = after.ru_maxrss / 1024  # the largest child so far, MB (Linux: KiB)
     return {
         **figures,
         "process_wall": wall,
         "process_cpu": cpu,
-        "process_rss_mb": rss,
         "container_mb": memory.peak.get("member", 0.0),
         "watcher_mb": memory.peak.get("watcher", 0.0),
     }
