@@ -27,14 +27,18 @@ from inspect_ai.solver import TaskState
 from swarm import (
     Budget,
     ConfigError,
+    PluginCatalog,
     channel,
     claude_code_member,
     codex_member,
     controller,
+    get_plugin_manager,
     member,
     member_sandbox,
     swarm,
 )
+from swarm._spec.describe import describe_topology
+from swarm._spec.topology import swarm_spec
 from swarm.agent_image import (
     AGENT_IMAGE,
     CLAUDE_CODE_VERSION,
@@ -290,3 +294,25 @@ def test_codex_children_that_relay_the_leads_values_do_not_resolve(
         fixture, "docker", scripts, solver=solver, log_dir=tmp_path / "logs", compose=COMPOSE
     )
     case.check(fixture, sample)  # proof_of_work fails for every shard: relayed, base64
+
+
+def test_cli_members_from_a_topology_file(tmp_path: Path) -> None:
+    path = tmp_path / "topology.yaml"
+    path.write_text(
+        "members:\n"
+        "  - {factory: swarm/codex, name: c, bridged: sandbox, args: {system_prompt: Be brief.}}\n"
+        "  - {factory: swarm/claude_code, name: cc, bridged: sandbox,\n"
+        "     args: {model_config: claude-sonnet-4-5}}\n"
+        "templates:\n"
+        "  child: {factory: swarm/codex, bridged: sandbox}\n"
+        "sandboxes: {per_member: true}\n"
+    )
+    catalog = PluginCatalog(*get_plugin_manager())
+    spec = swarm_spec(catalog, config=path)
+    assert [(m.name, m.bridged) for m in spec.members] == [("c", "sandbox"), ("cc", "sandbox")]
+    assert spec.templates["child"].bridged == "sandbox"
+    described = describe_topology(spec, catalog)
+    assert [(m["agent"], m["args"]) for m in described["members"]] == [
+        ("swarm/codex", {"system_prompt": "Be brief."}),
+        ("swarm/claude_code", {"model_config": "claude-sonnet-4-5"}),
+    ]
