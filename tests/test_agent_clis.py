@@ -56,7 +56,7 @@ from tests.helpers import logged_usage
 
 CLI_PROCESSES = {"codex", "claude"}
 CODEX_CHILD = member("swarm/codex", bridged="sandbox")
-FAN_OUT = pytest.mark.timeout(600)  # a container, a watcher and a Codex CLI per child
+CLIS = pytest.mark.timeout(600)  # a container, a watcher and a CLI per member, on 2 cores
 
 
 @pytest.fixture
@@ -175,6 +175,7 @@ def cli_swarm(
     return sample
 
 
+@CLIS
 def test_three_codex_members_and_claude_code_each_answer_from_their_own_file(
     agent_image: None, log_dir: Path
 ) -> None:
@@ -231,6 +232,7 @@ def test_three_codex_members_and_claude_code_each_answer_from_their_own_file(
     assert sample.scores["cli_processes"].metadata == {n: [] for n in OWN}
 
 
+@CLIS
 def test_a_stopped_cli_swarm_ends_every_cli(agent_image: None, log_dir: Path) -> None:
     """c1 submits and the swarm stops while the others' model calls are in flight (each
     would take an hour), with no grace: the stop reaches each CLI, none still runs, and the
@@ -266,7 +268,7 @@ def test_a_stopped_cli_swarm_ends_every_cli(agent_image: None, log_dir: Path) ->
     assert sample.scores["cli_processes"].metadata == {n: [] for n in OWN}
 
 
-@FAN_OUT
+@CLIS
 def test_a_fan_out_of_eight_codex_children_resolves(agent_image: None, tmp_path: Path) -> None:
     fixture = load_fixture("json-events")
     assert len(fixture.shards) == 8
@@ -282,7 +284,7 @@ def test_a_fan_out_of_eight_codex_children_resolves(agent_image: None, tmp_path:
     assert ledger == {"lead": False} | {s.worker: True for s in fixture.shards}
 
 
-@FAN_OUT
+@CLIS
 def test_codex_children_that_relay_the_leads_values_do_not_resolve(
     agent_image: None, tmp_path: Path
 ) -> None:

@@ -310,6 +310,7 @@ def test_the_command_list_shows_whole_descriptions() -> None:
     assert result.exit_code == 0, result.output
     listed = result.output.split("Commands:\n", 1)[1]
     assert set(top) == {
+        "agent-image",
         "arms",
         "compare",
         "demo",

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import swarm
+import swarm.agent_image
 import swarm.analysis
 import swarm.diagnosis
 import swarm.errors
@@ -33,6 +34,7 @@ REFERENCE = {
     swarm.experiments: "reference/experiments",
     swarm.timeline: "reference/timeline",
     swarm.diagnosis: "reference/diagnosis",
+    swarm.agent_image: "reference/agent_image",
 }
 
 
