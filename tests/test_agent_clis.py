@@ -23,6 +23,7 @@ from inspect_ai.log import EvalSample
 from inspect_ai.model import get_model
 from inspect_ai.scorer import Score, Target, scorer
 from inspect_ai.solver import TaskState
+from inspect_ai.util import registry_info
 
 from swarm import (
     Budget,
@@ -318,3 +319,22 @@ def test_cli_members_from_a_topology_file(tmp_path: Path) -> None:
         ("swarm/codex", {"system_prompt": "Be brief."}),
         ("swarm/claude_code", {"model_config": "claude-sonnet-4-5"}),
     ]
+
+
+def test_host_tools_by_registry_name_and_a_bad_one_named() -> None:
+    from swarm._faces.agent_clis import _host_tools
+
+    [bash_tool] = _host_tools("swarm/codex", ["bash"])
+    assert registry_info(bash_tool).name == "inspect_ai/bash"
+    with pytest.raises(ConfigError) as raised:
+        _host_tools("swarm/codex", ["no_such_tool"])
+    assert str(raised.value).startswith("swarm/codex.tools: no Inspect tool 'no_such_tool'")
+
+
+def test_the_debian_release_is_read_from_os_release() -> None:
+    from swarm.agent_image._build import _release
+
+    text = 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nVERSION_CODENAME=bookworm\nID=debian\n'
+    assert _release(text) == "bookworm"
+    assert _release('VERSION_CODENAME=""\n') is None
+    assert _release("ID=alpine\n") is None

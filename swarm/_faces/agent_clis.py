@@ -23,6 +23,7 @@ from typing import Any
 from inspect_ai.agent import Agent, AgentState, BridgedToolsSpec, agent
 from inspect_ai.tool import Tool
 
+from swarm._faces.worker import inspect_tools
 from swarm._run.bridge_tools import bridge_tools
 from swarm.errors import ConfigError
 
@@ -57,13 +58,22 @@ def _options(who: str, options: dict[str, Any]) -> dict[str, Any]:
     return options
 
 
-def _bridged(tools: Sequence[Tool] | None) -> list[Tool | BridgedToolsSpec]:
+def _host_tools(who: str, tools: Sequence[Tool | str] | None) -> list[Tool]:
+    """``tools`` as Inspect tools: each one given, or built from its registry name (a topology
+    file's ``args: {tools: [bash]}``)."""
+    found: list[Tool] = []
+    for t in tools or []:
+        found.extend(inspect_tools([t], f"{who}.tools") if isinstance(t, str) else [t])
+    return found
+
+
+def _bridged(tools: Sequence[Tool]) -> list[Tool | BridgedToolsSpec]:
     """The member's swarm tools as the ``swarm`` MCP server, and ``tools`` as ``tools``."""
     own = bridge_tools()
     served: list[Tool | BridgedToolsSpec] = []
     if own.tools:
         served.append(own.spec())
-    served.extend(tools or [])
+    served.extend(tools)
     return served
 
 
@@ -71,7 +81,7 @@ def _bridged(tools: Sequence[Tool] | None) -> list[Tool | BridgedToolsSpec]:
 def codex_member(
     version: str = "sandbox",
     system_prompt: str | None = None,
-    tools: Sequence[Tool] | None = None,
+    tools: Sequence[Tool | str] | None = None,
     cwd: str = CLI_WORKDIR,
     home_dir: str = f"{CLI_HOME}/.codex",
     web_search: str = "disabled",
@@ -83,7 +93,8 @@ def codex_member(
         version: the Codex CLI to run: ``"sandbox"`` (default), the one installed in the
             sandbox image (``swarm agent-image``), or any version ``codex_cli()`` accepts.
         system_prompt: instructions added to Codex's own (its ``AGENTS.md``).
-        tools: Inspect tools served to Codex beside the swarm's (MCP server ``tools``).
+        tools: Inspect tools (or their registry names) served to Codex beside the swarm's
+            (MCP server ``tools``).
         cwd: where Codex works (default ``/workspace``, the member sandbox's directory).
         home_dir: ``CODEX_HOME`` (default ``/root/.codex``, outside the recorded directory).
         web_search: Codex's web search (default ``"disabled"``: member containers have no
@@ -92,12 +103,13 @@ def codex_member(
             ``sandbox``, which the swarm sets.
     """
     extra = _options("swarm/codex", dict(options))
+    host = _host_tools("swarm/codex", tools)
 
     async def execute(state: AgentState) -> AgentState:
         cli = _swe().codex_cli(
             version=version,
             system_prompt=system_prompt,
-            bridged_tools=_bridged(tools),
+            bridged_tools=_bridged(host),
             cwd=cwd,
             home_dir=home_dir,
             web_search=web_search,
@@ -113,7 +125,7 @@ def codex_member(
 def claude_code_member(
     version: str = "sandbox",
     system_prompt: str | None = None,
-    tools: Sequence[Tool] | None = None,
+    tools: Sequence[Tool | str] | None = None,
     cwd: str = CLI_WORKDIR,
     **options: Any,
 ) -> Agent:
@@ -123,19 +135,21 @@ def claude_code_member(
         version: the Claude Code to run: ``"sandbox"`` (default), the one installed in the
             sandbox image (``swarm agent-image``), or any version ``claude_code()`` accepts.
         system_prompt: instructions appended to Claude Code's own system prompt.
-        tools: Inspect tools served to Claude Code beside the swarm's (MCP server ``tools``).
+        tools: Inspect tools (or their registry names) served to Claude Code beside the
+            swarm's (MCP server ``tools``).
         cwd: where Claude Code works (default ``/workspace``, the member sandbox's directory);
             its own files stay in ``$HOME`` (``/root`` in the image).
         **options: any other argument of ``inspect_swe.claude_code()`` but ``bridged_tools``
             and ``sandbox``, which the swarm sets.
     """
     extra = _options("swarm/claude_code", dict(options))
+    host = _host_tools("swarm/claude_code", tools)
 
     async def execute(state: AgentState) -> AgentState:
         cli = _swe().claude_code(
             version=version,
             system_prompt=system_prompt,
-            bridged_tools=_bridged(tools),
+            bridged_tools=_bridged(host),
             cwd=cwd,
             **extra,
         )

@@ -115,17 +115,37 @@ def _fetched(spec: str, cache: Path, say: Say) -> Path:
 
 
 def _unpacked(tarball: Path, into: Path) -> Path:
+    if not hasattr(tarfile, "data_filter"):  # Python 3.11.4 and later
+        raise ConfigError(
+            "agent image: unpacking the npm packages safely needs Python 3.11.4 or later "
+            "(tarfile's data filter: no link or path out of the build folder)"
+        )
     with tarfile.open(tarball) as archive:
         archive.extractall(into, filter="data")  # no link or path out of `into`
     return into / "package"
 
 
+def _release(text: str) -> str | None:
+    """``VERSION_CODENAME`` of an ``/etc/os-release``."""
+    for line in text.splitlines():
+        key, _, value = line.partition("=")
+        if key == "VERSION_CODENAME":
+            return value.strip().strip('"') or None
+    return None
+
+
 def _curl_debs(base: str, cache: Path, say: Say) -> list[Path]:
-    """The Debian packages curl needs that ``base`` lacks, fetched on this (Debian) host; none
-    when ``base`` has curl or the host has no apt (the build then installs it with apt)."""
+    """The Debian packages curl needs that ``base`` lacks, fetched on this Debian host; none
+    when ``base`` has curl, or the host has no apt or another Debian release than ``base``
+    (the build then installs curl with apt, which needs network)."""
     probe = ["docker", "run", "--rm", "--network", "none", base, "sh", "-c"]
     has = subprocess.run([*probe, "command -v curl"], capture_output=True, check=False)
     if has.returncode == 0 or shutil.which("apt-get") is None:
+        return []
+    theirs = _release(_run([*probe, "cat /etc/os-release"], "reading the base's release"))
+    ours = _release(Path("/etc/os-release").read_text(encoding="utf-8"))
+    if theirs is None or theirs != ours:
+        say(f"curl: the base is Debian {theirs}, this host {ours}: the build installs it (apt)")
         return []
     installed = set(_run([*probe, "dpkg-query -W -f '${Package}\\n'"], "listing the base").split())
     tree = _run(
