@@ -338,3 +338,20 @@ def test_the_debian_release_is_read_from_os_release() -> None:
     assert _release(text) == "bookworm"
     assert _release('VERSION_CODENAME=""\n') is None
     assert _release("ID=alpine\n") is None
+
+
+def test_a_cached_tarball_that_is_not_npms_is_refused(tmp_path: Path) -> None:
+    from swarm.agent_image._build import INTEGRITY, _fetched
+
+    spec = npm_packages("x64")["codex"]
+    (tmp_path / tarball_name(spec)).write_bytes(b"not codex")
+    said: list[str] = []
+    with pytest.raises(ConfigError) as raised:
+        _fetched(spec, tmp_path, said.append)
+    assert said == [f"{spec}: cached (openai-codex-0.171.0-linux-x64.tgz)"]
+    message = str(raised.value)
+    assert message.startswith(f"agent image: {tmp_path / tarball_name(spec)} is not {spec} as npm")
+    assert f"npm's {INTEGRITY[spec]}); delete it" in message
+    assert sorted(INTEGRITY) == sorted(
+        [*npm_packages("x64").values(), *npm_packages("arm64").values()]
+    )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import os
 import shutil
 import subprocess
@@ -22,6 +24,7 @@ __all__ = [
     "build_agent_image",
     "default_cache",
     "image_present",
+    "integrity",
     "npm_packages",
     "tarball_name",
 ]
@@ -41,6 +44,29 @@ COMPOSE = Path(__file__).with_name("compose.yaml")
 _ARCH = {"amd64": "x64", "x86_64": "x64", "arm64": "arm64", "aarch64": "arm64"}
 
 Say = Callable[[str], None]
+
+
+INTEGRITY = {
+    "@openai/codex@0.171.0-linux-x64": "sha512-l66NZkQgdk2C3pbcfULDz42yEUB581MVA6I+Y43Wp4OIqEy73H"
+    "CdmZ0GTjeAHY2ycuH4N00d9VsLrwT1jxshTw==",
+    "@openai/codex@0.171.0-linux-arm64": "sha512-9z17t4bbUJ9UCIb49O4PoA+ki+45q3rd8nZ8PeH6sYnlKkBl"
+    "d/Xpo/OS3h3Ti954+foshX4o7k5TCU8N7zzqQA==",
+    "@anthropic-ai/claude-code-linux-x64@2.1.337": "sha512-Wce/AADPVSsX4txVsbtajQ8dHgqUZo5JP6Dsk"
+    "T91BUHEMsnzlO4oodZMXpc8skllMfIdj6s3sd6ClGQ6ebnOAg==",
+    "@anthropic-ai/claude-code-linux-arm64@2.1.337": "sha512-qsDicYqT3y0KDVh2mIJ0fqRDC/We1cHG9dP"
+    "AEcL4lf0VqnETKIQT1BBePi0VzP75EbcROI0sZckPNVsDKIn2Mg==",
+}
+"""npm's published integrity (``dist.integrity``) of each pinned package: a tarball, fetched or
+cached, is built into the image only if its SHA-512 is this."""
+
+
+def integrity(path: Path) -> str:
+    """``path``'s SHA-512 in npm's ``dist.integrity`` form (``sha512-<base64>``)."""
+    digest = hashlib.sha512()
+    with path.open("rb") as data:
+        for chunk in iter(lambda: data.read(1 << 20), b""):
+            digest.update(chunk)
+    return "sha512-" + base64.b64encode(digest.digest()).decode()
 
 
 def npm_packages(arch: str) -> dict[str, str]:
@@ -105,13 +131,24 @@ def _fetched(spec: str, cache: Path, say: Say) -> Path:
     path = cache / tarball_name(spec)
     if path.is_file():
         say(f"{spec}: cached ({path.name})")
-        return path
-    say(f"{spec}: npm pack (from the npm registry)")
-    cache.mkdir(parents=True, exist_ok=True)
-    _run(["npm", "pack", spec, "--pack-destination", str(cache)], f"fetching {spec}")
-    if not path.is_file():
-        raise ConfigError(f"agent image: npm pack {spec} wrote no {path.name} in {cache}")
+    else:
+        say(f"{spec}: npm pack (from the npm registry)")
+        cache.mkdir(parents=True, exist_ok=True)
+        _run(["npm", "pack", spec, "--pack-destination", str(cache)], f"fetching {spec}")
+        if not path.is_file():
+            raise ConfigError(f"agent image: npm pack {spec} wrote no {path.name} in {cache}")
+    _verified(spec, path)
     return path
+
+
+def _verified(spec: str, path: Path) -> None:
+    """Refuse ``path`` unless its digest is npm's published one for ``spec``."""
+    found = integrity(path)
+    if found != INTEGRITY[spec]:
+        raise ConfigError(
+            f"agent image: {path} is not {spec} as npm publishes it (its SHA-512 is {found}, "
+            f"npm's {INTEGRITY[spec]}); delete it and run the command again to fetch it anew"
+        )
 
 
 def _unpacked(tarball: Path, into: Path) -> Path:
