@@ -77,6 +77,28 @@ def _bridged(tools: Sequence[Tool]) -> list[Tool | BridgedToolsSpec]:
     return served
 
 
+def _cli_agent(
+    who: str,
+    factory: str,
+    tools: Sequence[Tool | str] | None,
+    options: dict[str, Any],
+    **arguments: Any,
+) -> Agent:
+    """The member ``who``: inspect_swe's ``factory`` (``codex_cli``, ``claude_code``) built
+    when the member starts, with ``arguments``, the user's other ``options`` and the member's
+    swarm tools and ``tools`` as bridged tools."""
+    extra = _options(who, dict(options))
+    host = _host_tools(who, tools)
+
+    async def execute(state: AgentState) -> AgentState:
+        make = getattr(_swe(), factory)
+        cli = make(bridged_tools=_bridged(host), **arguments, **extra)
+        result: AgentState = await cli(state)
+        return result
+
+    return execute
+
+
 @agent(name="codex")
 def codex_member(
     version: str = "sandbox",
@@ -102,23 +124,17 @@ def codex_member(
         **options: any other argument of ``inspect_swe.codex_cli()`` but ``bridged_tools`` and
             ``sandbox``, which the swarm sets.
     """
-    extra = _options("swarm/codex", dict(options))
-    host = _host_tools("swarm/codex", tools)
-
-    async def execute(state: AgentState) -> AgentState:
-        cli = _swe().codex_cli(
-            version=version,
-            system_prompt=system_prompt,
-            bridged_tools=_bridged(host),
-            cwd=cwd,
-            home_dir=home_dir,
-            web_search=web_search,
-            **extra,
-        )
-        result: AgentState = await cli(state)
-        return result
-
-    return execute
+    return _cli_agent(
+        "swarm/codex",
+        "codex_cli",
+        tools,
+        options,
+        version=version,
+        system_prompt=system_prompt,
+        cwd=cwd,
+        home_dir=home_dir,
+        web_search=web_search,
+    )
 
 
 @agent(name="claude_code")
@@ -142,18 +158,12 @@ def claude_code_member(
         **options: any other argument of ``inspect_swe.claude_code()`` but ``bridged_tools``
             and ``sandbox``, which the swarm sets.
     """
-    extra = _options("swarm/claude_code", dict(options))
-    host = _host_tools("swarm/claude_code", tools)
-
-    async def execute(state: AgentState) -> AgentState:
-        cli = _swe().claude_code(
-            version=version,
-            system_prompt=system_prompt,
-            bridged_tools=_bridged(host),
-            cwd=cwd,
-            **extra,
-        )
-        result: AgentState = await cli(state)
-        return result
-
-    return execute
+    return _cli_agent(
+        "swarm/claude_code",
+        "claude_code",
+        tools,
+        options,
+        version=version,
+        system_prompt=system_prompt,
+        cwd=cwd,
+    )
