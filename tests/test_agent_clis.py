@@ -132,13 +132,14 @@ def test_a_fan_out_child_script_as_codex_plays_it() -> None:
 
 @scorer(metrics=[])
 def cli_processes() -> Any:
-    """Which CLI processes still run in each member's container once the swarm has ended."""
+    """Which CLI processes still run in each member's container once the swarm has ended,
+    beside the container's own ``tail`` (seen: the listing read that container's processes)."""
 
     async def score(state: TaskState, target: Target) -> Score:
         found: dict[str, list[str]] = {}
         for name in state.store.get("inspect_swarm:reads")["members"]:
             listed = await member_sandbox(name).exec(["sh", "-c", "cat /proc/[0-9]*/comm"])
-            found[name] = sorted(set(listed.stdout.split()) & CLI_PROCESSES)
+            found[name] = sorted(set(listed.stdout.split()) & {*CLI_PROCESSES, "tail"})
         return Score(value=0, metadata=found)
 
     return score
@@ -230,7 +231,7 @@ def test_three_codex_members_and_claude_code_each_answer_from_their_own_file(
     assert all("c1 has 11" not in str(r.result) for r in read[:-1])
     # no CLI still runs once the swarm ended
     assert sample.scores is not None
-    assert sample.scores["cli_processes"].metadata == {n: [] for n in OWN}
+    assert sample.scores["cli_processes"].metadata == {n: ["tail"] for n in OWN}
 
 
 @CLIS
@@ -266,7 +267,7 @@ def test_a_stopped_cli_swarm_ends_every_cli(agent_image: None, log_dir: Path) ->
         n: m["meter"]["usage"]["total_tokens"] for n, m in ledger.items()
     }
     assert sample.scores is not None
-    assert sample.scores["cli_processes"].metadata == {n: [] for n in OWN}
+    assert sample.scores["cli_processes"].metadata == {n: ["tail"] for n in OWN}
 
 
 @CLIS
