@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import subprocess
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import docker_turns
 import pytest
 from hypothesis import settings
 
 os.environ.setdefault("INSPECT_DISPLAY", "none")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Docker tests take turns on the machine (``docker_turns``, a plugin of its own)."""
+    config.pluginmanager.register(docker_turns, "docker_turns")
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -213,24 +217,17 @@ def _leftovers() -> set[str]:
     return set(names) | set(volumes)
 
 
-_LOCK = Path(tempfile.gettempdir()) / "swarm-eval-docker-tests.lock"
-"""Held by one Docker test at a time, on this machine: the engine is shared, so a test run
-beside another (the suite's second worker, or a second run of the test command) would count the
-other's containers as its leftovers, and remove them."""
-
-
 @pytest.fixture
 def docker_engine() -> Iterator[None]:
     """Skips without an engine (saying why); fails a test that left a container or volume.
-    Docker tests take turns on the machine (``_LOCK``), so what is left is the test's own."""
+    Docker tests take turns on the machine (``docker_turns``, before the test's timeout
+    starts), so what is left is the test's own."""
     why = _engine()
     if why is not None:
         pytest.skip(why)
-    with _LOCK.open("a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        before = _leftovers()
-        yield
-        left = _leftovers() - before
-        if left:
-            subprocess.run(["docker", "rm", "-f", *left], capture_output=True)
-            pytest.fail(f"the test left Docker containers or volumes behind: {sorted(left)}")
+    before = _leftovers()
+    yield
+    left = _leftovers() - before
+    if left:
+        subprocess.run(["docker", "rm", "-f", *left], capture_output=True)
+        pytest.fail(f"the test left Docker containers or volumes behind: {sorted(left)}")
