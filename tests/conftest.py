@@ -107,10 +107,14 @@ def priced() -> Iterator[None]:
     set_model_info("swarm/scripted", ModelInfo())
 
 
+DOCKER_FILES = ("tests/test_docker_members.py::", "tests/test_agent_clis.py::")
+"""Test files whose tests run containers (or sit beside ones that do, and are quick)."""
+
+
 def _uses_docker(nodeid: str) -> bool:
-    """A test that runs containers: the Docker members' tests, and the runs under the docker
-    provider (``[docker-...]``, which ask for the engine when they run)."""
-    return "[docker" in nodeid or nodeid.startswith("tests/test_docker_members.py::")
+    """A test that runs containers: the Docker members' and agent CLIs' tests, and the runs
+    under the docker provider (``[docker-...]``, which ask for the engine when they run)."""
+    return "[docker" in nodeid or nodeid.startswith(DOCKER_FILES)
 
 
 TOGETHER = ("tests/test_docs_site.py::",)
@@ -148,6 +152,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     In a mutation run, the tests a mutant runs go fastest first (by their time in mutmut's
     clean run), so that a killed mutant is found killed as soon as possible."""
     docker = [item for item in items if _uses_docker(item.nodeid)]
+    astray = [
+        item.nodeid
+        for item in items
+        if "docker_engine" in getattr(item, "fixturenames", ()) and item not in docker
+    ]
+    if astray:  # on another worker it would wait for the Docker worker's turns, doing nothing
+        raise pytest.UsageError(
+            f"tests that use docker_engine outside DOCKER_FILES (tests/conftest.py): {astray}"
+        )
     pages = [item for item in items if item.path.suffix == ".md"]
     first = {id(item) for item in docker + pages}
     items[:] = docker + pages + [item for item in items if id(item) not in first]
