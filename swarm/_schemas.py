@@ -364,9 +364,13 @@ class _Entry(_Record):
     member: str = Field(description="The member whose subagent it is.")
     name: str = Field(
         description="The runtime's name for this run of a subagent: <member>/AGENT-N for a "
-        "background dispatch, <member>/<span id> for a foreground one."
+        "background dispatch, <member>/<span id> for a foreground one, <member>/<agent id> for "
+        "a CLI's sub-agent."
     )
-    agent: str | None = Field(description="deepagent's id (AGENT-N), for a background dispatch.")
+    agent: str | None = Field(
+        description="deepagent's id (AGENT-N), for a background dispatch; a CLI's own agent id "
+        "for a CLI's sub-agent (null until the CLI told its parent)."
+    )
     span: str = Field(description="The agent span the subagent ran in.")
 
 
@@ -418,8 +422,11 @@ class SubagentReceived(_Entry):
     """A tool result of the member's held the subagent's terminal block."""
 
     op: Literal["received"] = Field(description="What happened.")
-    via: Literal["agent", "agent_wait", "agent_status", "agent_cancel"] = Field(
-        description="The tool whose result held it."
+    via: Literal[
+        "agent", "agent_wait", "agent_status", "agent_cancel", "notification", "wait_agent"
+    ] = Field(
+        description="The tool whose result held it (a CLI's sub-agent: wait_agent, or "
+        "notification for the CLI's own message to its parent)."
     )
     kind: Literal["result", "status"] = Field(
         description="result: a completed subagent's result; status: an errored or cancelled "
@@ -429,8 +436,16 @@ class SubagentReceived(_Entry):
     seen: SubagentSeen | None = Field(description="When the loop's model first received it.")
 
 
+class SubagentRan(_Entry):
+    """A CLI's sub-agent asked its CLI to run a tool (one tool call of its model's output)."""
+
+    op: Literal["ran"] = Field(description="What happened.")
+    tool: str = Field(description="The tool's name.")
+    arguments: dict[str, Any] = Field(description="The call's arguments.")
+
+
 SubagentEntry = Annotated[
-    SubagentDispatch | SubagentEnd | SubagentReceived, Field(discriminator="op")
+    SubagentDispatch | SubagentRan | SubagentEnd | SubagentReceived, Field(discriminator="op")
 ]
 """One entry of the subagents record, by its ``op``."""
 

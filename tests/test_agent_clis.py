@@ -12,6 +12,7 @@ fan-out's Codex children are checked everywhere."""
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 from typing import Any
 
@@ -232,6 +233,128 @@ def test_three_codex_members_and_claude_code_each_answer_from_their_own_file(
     # no CLI still runs once the swarm ended
     assert sample.scores is not None
     assert sample.scores["cli_processes"].metadata == {n: ["tail"] for n in OWN}
+
+
+def sub_agent_usage(sample: EvalSample) -> dict[str, tuple[int, int]]:
+    """Each Codex sub-agent span's (calls, tokens) from the log's model events, by the span's
+    tool call's prompt (independently of the subagents record)."""
+    spans = {e.id for e in sample.events if e.event == "span_begin" and e.id.startswith("agent-")}
+    prompts = {
+        f"agent-{c.id}": c.arguments["message"]
+        for e in sample.events
+        if e.event == "model" and e.output.choices
+        for c in e.output.message.tool_calls or []
+        if c.function == "spawn_agent"
+    }
+    found: dict[str, tuple[int, int]] = {}
+    for e in sample.events:
+        if e.event == "model" and e.span_id in spans and e.output.usage is not None:
+            calls, tokens = found.get(prompts[e.span_id], (0, 0))
+            found[prompts[e.span_id]] = (calls + 1, tokens + e.output.usage.total_tokens)
+    return found
+
+
+READER = "You are {}, read {} and answer its number."
+
+
+@CLIS
+def test_a_codex_members_own_sub_agents_are_recorded(agent_image: None, log_dir: Path) -> None:
+    """A vendor swarm inside one member: Codex's ``spawn_agent`` sub-agents share its
+    container; each is recorded (its task, what it ran, what it replied, its calls) and its
+    calls stay metered to the member."""
+    scripts = {
+        "lead": [
+            call("spawn_agent", message=READER.format("reader-a", "a.txt")),
+            call("spawn_agent", message=READER.format("reader-b", "b.txt")),
+            # Codex ends when its turn does: the lead keeps its turn until both have told it
+            poll(
+                pause(0.5, call("exec_command", cmd="true")),
+                '{"completed":"11"}',
+                '{"completed":"22"}',
+            ),
+            reply("33"),
+        ],
+        "lead/reader-a": [call("exec_command", cmd="cat a.txt"), reply("11")],
+        "lead/reader-b": [call("exec_command", cmd="cat b.txt"), reply("22")],
+    }
+    solver = swarm(
+        members=[member("swarm/codex", name="lead", bridged="sandbox")],
+        sandboxes={"per_member": True, "files": {"lead": ["a.txt", "b.txt"]}},
+    )
+    task = Task(
+        dataset=[Sample(input="Add the numbers in a.txt and b.txt.", target="33", files=FILES)],
+        solver=solver,
+        sandbox=("docker", str(COMPOSE)),
+    )
+    model = get_model("swarm/scripted", scripts=scripts, answer="33", memoize=False)
+    [log] = eval(task, model=model, display="none", log_dir=str(log_dir))
+    assert log.status == "success", log.error
+    [sample] = log.samples or []
+    assert sample.output.completion == "33"
+    entries = sample.store["inspect_swarm:subagents"]["entries"]
+    agents = {e["agent"]: e for e in entries if e["op"] == "dispatch"}
+    by_prompt = {e["prompt"]: e["name"] for e in agents.values()}
+    a, b = (
+        by_prompt[READER.format("reader-a", "a.txt")],
+        by_prompt[READER.format("reader-b", "b.txt")],
+    )
+    # Codex's own agent ids, from its spawn_agent results: the record's names
+    spawned = [
+        json.loads(m.text)["agent_id"]
+        for e in sample.events
+        if e.event == "model"
+        for m in e.input
+        if m.role == "tool" and '"agent_id"' in m.text
+    ]
+    assert sorted(set(spawned)) == sorted(agents) and {a, b} == {f"lead/{x}" for x in agents}
+    lives = {
+        name: [
+            (
+                e["op"],
+                e.get("tool"),
+                e.get("arguments"),
+                e.get("via"),
+                e.get("text"),
+                e.get("status"),
+            )
+            for e in entries
+            if e["name"] == name and e["op"] != "dispatch"
+        ]
+        for name in (a, b)
+    }
+    assert lives == {
+        a: [
+            ("ran", "exec_command", {"cmd": "cat a.txt"}, None, None, None),
+            ("received", None, None, "notification", "11", None),
+            ("end", None, None, None, None, "completed"),
+        ],
+        b: [
+            ("ran", "exec_command", {"cmd": "cat b.txt"}, None, None, None),
+            ("received", None, None, "notification", "22", None),
+            ("end", None, None, None, None, "completed"),
+        ],
+    }
+    for e in agents.values():
+        assert (e["member"], e["parent"], e["depth"], e["background"]) == ("lead", "lead", 1, True)
+    ends = {e["name"]: e for e in entries if e["op"] == "end"}
+    assert (ends[a]["result"], ends[b]["result"]) == ("11", "22")
+    # each sub-agent's usage is its span's model calls in the log, to the token ...
+    logged = sub_agent_usage(sample)
+    for name, prompt in (
+        (a, READER.format("reader-a", "a.txt")),
+        (b, READER.format("reader-b", "b.txt")),
+    ):
+        usage = ends[name]["usage"]
+        assert (usage["calls"], usage["total_tokens"]) == logged[prompt]
+        assert usage["calls"] == 2 and usage["errored"] == usage["cache_replays"] == 0
+    # ... and stays the member's: the ledger is the log, sub-agents' calls included
+    [lead] = sample.store["inspect_swarm:ledger"]["members"]
+    assert lead["meter"]["usage"]["total_tokens"] == logged_usage(sample)["lead"].total_tokens
+    subs = sum(t for _, t in logged.values())
+    assert lead["meter"]["usage"]["total_tokens"] > subs > 0
+    # one container: the reads are the member's (its sub-agents cannot be told apart there)
+    reads = sample.store["inspect_swarm:reads"]["entries"]
+    assert {(e["member"], e["path"]) for e in reads} == {("lead", "a.txt"), ("lead", "b.txt")}
 
 
 @CLIS

@@ -216,10 +216,14 @@ def test_script_keys_in_process_and_on_the_server() -> None:
     member_own = [Said("user", "You are a, one of 2 agents.")]
     subagent = [Said("system", "You are researcher, a helper."), Said("user", "look")]
     bare = [Said("user", "look")]
-    assert [script_key(m, "a") for m in (member_own, subagent, bare)] == [
+    # a task given to a subagent naming it (a Codex member's spawn_agent message) beats a
+    # vendor's system prompt, and the member's own name in a subagent's task is not the member's
+    tasked = [Said("system", "You are researcher, a helper."), Said("user", "You are reader-b,")]
+    assert [script_key(m, "a") for m in (member_own, subagent, bare, tasked)] == [
         "a",
         "a/researcher",
         "a/sub",
+        "a/reader-b",
     ]
     assert [script_key(m, "") for m in (member_own, subagent, bare)] == ["a", "/researcher", "/sub"]
     assert [script_key(m, None) for m in (member_own, subagent, bare)] == ["a", None, None]

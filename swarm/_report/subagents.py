@@ -23,6 +23,9 @@ Ordered entries, three ops:
   ``kind`` (``result`` for a completed one, with ``text`` its result; ``status`` for an errored
   or cancelled one), and ``seen`` (``{time, via}`` of the first model call of the dispatching
   loop whose input held that tool result, or ``None``).
+
+A bridged CLI's own sub-agents (a Codex member's ``spawn_agent``) are entries of the same
+record, with a fourth op, ``ran`` (what each asked its CLI to run): see ``cli_subagents``.
 """
 
 from __future__ import annotations
@@ -36,10 +39,13 @@ import attrs
 from inspect_ai.event import Event, ModelEvent, SpanBeginEvent, SpanEndEvent, ToolEvent
 from inspect_ai.model import ChatMessageTool
 
+from swarm._report.cli_subagents import cli_subagent_rows
 from swarm._schemas import SubagentsRecord
 
 __all__ = ["BackgroundFuture", "build_subagents", "snapshot_registry"]
 
+OPS = ("dispatch", "ran", "end", "received")
+"""The record's ops, in the order entries of one time take."""
 AGENT_TOOL = "agent"
 LIFECYCLE = ("agent_wait", "agent_status", "agent_cancel")
 BLOCK_SEPARATOR = "\n\n---\n\n"
@@ -135,6 +141,7 @@ def build_subagents(
     dispatches: list[ToolEvent] = []
     lifecycle: list[ToolEvent] = []
     model_events: list[ModelEvent] = []
+    events = list(events)
     for event in events:
         if isinstance(event, SpanBeginEvent):
             owner = member_spans.get(event.id)
@@ -163,7 +170,8 @@ def build_subagents(
         elif isinstance(event, ModelEvent):
             model_events.append(event)
             _meter(event, spans, loop_of)
-    if not dispatches:
+    cli = cli_subagent_rows(events, member_spans, started_at, wall_clock)
+    if not dispatches and not cli:
         return None
     futures = {f.span: f for fs in registries.values() for f in fs}
     names: dict[str, str] = {}  # subagent span -> its runtime name
@@ -252,7 +260,7 @@ def build_subagents(
                 text = (future.result or "") if kind == "result" else block
                 name = names[future.span]
                 received.append(_received(name, call, call.function, text, kind, loop))
-    return _assemble(entries, ends, received, loop_of, model_events, started_at)
+    return _assemble([*entries, *cli], ends, received, loop_of, model_events, started_at)
 
 
 def _depth(entries: Sequence[Mapping[str, Any]], name: str) -> int:
@@ -321,6 +329,6 @@ def _assemble(
                 else {"time": _seconds(seen.timestamp, started_at), "via": "model_call"},
             }
         )
-    rows.sort(key=lambda e: (e["time"], ("dispatch", "end", "received").index(e["op"])))
+    rows.sort(key=lambda e: (e["time"], OPS.index(e["op"])))
     entries = [{"seq": i, **e} for i, e in enumerate(rows)]
     return SubagentsRecord(version=1, entries=entries).model_dump()  # type: ignore[arg-type]

@@ -16,6 +16,7 @@ from swarm._schemas import (
     SpawnLedgerEntry,
     SubagentDispatch,
     SubagentEnd,
+    SubagentRan,
     SubagentReceived,
     SubagentSeen,
     SubagentsRecord,
@@ -30,6 +31,7 @@ __all__ = [
     "SpawnLedgerEntry",
     "SubagentDispatch",
     "SubagentEnd",
+    "SubagentRan",
     "SubagentReceived",
     "SubagentSeen",
     "SubagentUsage",
@@ -70,7 +72,8 @@ def swarm_messages(sample: EvalSample) -> MessageLog | None:
 
 
 def swarm_subagents(sample: EvalSample) -> SubagentsRecord | None:
-    """The sample's subagents record, or ``None`` (no member dispatched a deepagent subagent).
-    Its ``entries`` are ``SubagentDispatch``, ``SubagentEnd`` and ``SubagentReceived`` values,
-    told apart by their ``op``."""
+    """The sample's subagents record, or ``None`` (no member dispatched a deepagent subagent
+    or a CLI sub-agent).  Its ``entries`` are ``SubagentDispatch``, ``SubagentRan`` (a CLI's
+    sub-agent's tool calls), ``SubagentEnd`` and ``SubagentReceived`` values, told apart by
+    their ``op``."""
     return read_record(sample, SUBAGENTS_KEY, SubagentsRecord)

@@ -494,9 +494,11 @@ def script_key(messages: Sequence[Said], member: str | None) -> str | None:
     request), and ``None`` outside a swarm.  A conversation with a user message naming
     ``You are <name>,`` (a member's preamble) is that member's: its key is the name (inside a
     swarm, only the calling member's own name counts).  Otherwise it is a subagent's:
-    ``<member>/<name>`` when its system prompt says ``You are <name>,`` and ``<member>/sub``
-    when it does not (``/<name>`` and ``/sub`` from the server).  Outside a swarm the key is
-    the preamble's name, or ``None``.
+    ``<member>/<name>`` when a user message of it says ``You are <name>,`` (the task its
+    member gave it: a Codex CLI member's ``spawn_agent`` message, whose system prompt is
+    Codex's own) or else its system prompt does (a deepagent subagent's), and
+    ``<member>/sub`` when neither does (``/<name>`` and ``/sub`` from the server).  Outside a
+    swarm the key is the preamble's name, or ``None``.
     """
     named = None
     for m in messages:
@@ -509,6 +511,8 @@ def script_key(messages: Sequence[Said], member: str | None) -> str | None:
         return named
     if named is not None and (named == member or member == ""):
         return named
+    if named is not None:
+        return f"{member}/{named}"
     for m in messages:
         found = _YOU_ARE.search(m.text) if m.role == "system" else None
         if found and found.group(1) != member:
@@ -540,7 +544,8 @@ class Turn:
 def step_index(messages: Sequence[Said], steps: Sequence[Step]) -> int:
     """The index of the step a call with ``messages`` plays: each assistant message so far
     played one step, and moved the script on unless that step polls (``until``) and its
-    calls' results, counted from the poll's first turn, do not yet hold every text."""
+    calls' results (and the user messages that came with them), counted from the poll's first
+    turn, do not yet hold every text."""
     index, repeats, seen = 0, 0, ""
     for at, m in enumerate(messages):
         if m.role != "assistant":
@@ -557,10 +562,12 @@ def step_index(messages: Sequence[Said], steps: Sequence[Step]) -> int:
 
 
 def _results(messages: Sequence[Said], at: int) -> list[Said]:
-    """The tool results that answer the assistant message at ``at``."""
+    """The tool results that answer the assistant message at ``at``, and the user messages
+    that arrived with them (an agent CLI puts what reaches it mid-turn there: a Codex
+    sub-agent's ``<subagent_notification>``)."""
     found = []
     for m in messages[at + 1 :]:
-        if m.role != "tool":
+        if m.role not in ("tool", "user"):
             break
         found.append(m)
     return found

@@ -48,7 +48,7 @@ __all__ = [
     "subagent_type",
 ]
 
-_OPS = ("dispatch", "end", "received")
+_OPS = ("dispatch", "ran", "end", "received")
 
 
 @attrs.frozen(kw_only=True)
@@ -151,7 +151,7 @@ def subagent_children(
                     )
                 )
                 continue
-            if name not in children:
+            if name not in children or op == "ran":  # what a CLI's sub-agent ran: the reads judge
                 continue
             lead, depth = children[name]
             if op == "end":
