@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from swarm._checks import check_writable_directory, shortened
 from swarm._faces.agent import swarm
-from swarm._faces.agent_clis import claude_code_member, codex_member
+from swarm._faces.agent_clis import AGENT_COMPOSE, claude_code_member, codex_member
 from swarm._faces.bwrap import BwrapConfig
 from swarm._faces.worker import worker
 from swarm._hooks.catalog import (
@@ -150,6 +150,7 @@ __all__ = [
     "UsageError",
     "WaitNews",
     "__version__",
+    "AGENT_COMPOSE",
     "bridge_tools",
     "claude_code_member",
     "codex_member",

@@ -50,7 +50,13 @@ from swarm.agent_image import (
     npm_packages,
 )
 from swarm.agent_image._build import tarball_name
-from swarm.plugins.scorers.fanout import fanout_topology, load_fixture
+from swarm.plugins.scorers.fanout import (
+    fanout_codex_topology,
+    fanout_topology,
+    honest_codex_scripts,
+    load_fixture,
+)
+from swarm.plugins.scorers.fanout._demo import codex_subagent_task
 from swarm.testing import call, pause, poll, reply
 from tests.fanout_cases import CASES, failing, honest, reads, run_fanout, small_fixture
 from tests.fanout_records import score
@@ -421,6 +427,76 @@ def test_codex_children_that_relay_the_leads_values_do_not_resolve(
         fixture, "docker", scripts, solver=solver, log_dir=tmp_path / "logs", compose=COMPOSE
     )
     case.check(fixture, sample)  # proof_of_work fails for every shard: relayed, base64
+
+
+def codex_lead_fanout(fixture: Any, scripts: dict[str, Any], tmp_path: Path) -> EvalSample:
+    """The fan-out with a Codex lead (its own sub-agents) in the agent image's container."""
+    solver = fanout_codex_topology(fixture)
+    logs = tmp_path / "logs"
+    return run_fanout(fixture, "docker", scripts, solver=solver, log_dir=logs, compose=COMPOSE)
+
+
+def codex_lead_relays(fixture: Any) -> dict[str, Any]:
+    """A Codex lead that reads every shard itself and gives each sub-agent its answer in its
+    task; the sub-agents answer without reading."""
+    scripts = honest_codex_scripts(fixture)
+    lead = scripts["lead"]
+    for s in fixture.shards:
+        at = next(i for i, step in enumerate(lead) if s.file in str(step.get("args")))
+        spawn = lead[at]
+        spawn["args"]["message"] += f" The answer is {s.expected}."
+        lead.insert(at, {"tool": "exec_command", "args": {"cmd": f"cat shards/{s.file}"}})
+        scripts[f"lead/{s.worker}"] = [{"reply": str(s.expected)}]
+    return scripts
+
+
+@CLIS
+def test_a_codex_lead_fanning_out_with_its_own_sub_agents_is_judged_unverified(
+    agent_image: None, tmp_path: Path
+) -> None:
+    """The vendor swarm judged by the fan-out rubric: every rule passes on an honest run, but
+    its sub-agents shared the lead's container, so it is unverified, never resolved."""
+    fixture = small_fixture(tmp_path, "json-events", shards=3)
+    sample = codex_lead_fanout(fixture, honest_codex_scripts(fixture), tmp_path)
+    assert failing(sample) == {}
+    found = score(sample)
+    assert (found.value["resolved"], found.value["unverified"]) == (False, True)
+    children = {
+        e["prompt"]: e["name"]
+        for e in sample.store["inspect_swarm:subagents"]["entries"]
+        if e["op"] == "dispatch"
+    }
+    names = {
+        s.worker: children[codex_subagent_task(s.worker, s.file, s.question)]
+        for s in fixture.shards
+    }
+    isolation = found.metadata["isolation"]
+    assert isolation["isolated"] is False
+    assert isolation["problems"] == [
+        f"environment 'lead' is shared by {', '.join(sorted(['lead', *names.values()]))}"
+    ]
+    # the runtime gave every read to the lead's container; the rubric credits each to the
+    # sub-agent whose own command named the file
+    assert reads(sample) == {("lead", f"shards/{s.file}") for s in fixture.shards}
+    proved = found.metadata["rules"]["proof_of_work"]["details"]["proved"]
+    assert proved == [s.file for s in fixture.shards]
+
+
+@CLIS
+def test_a_codex_lead_that_reads_the_shards_and_relays_the_answers_fails(
+    agent_image: None, tmp_path: Path
+) -> None:
+    fixture = small_fixture(tmp_path, "json-events", shards=3)
+    sample = codex_lead_fanout(fixture, codex_lead_relays(fixture), tmp_path)
+    failed = failing(sample)
+    assert sorted(f["shard"] for f in failed["proof_of_work"]) == sorted(
+        s.file for s in fixture.shards
+    )
+    for f in failed["proof_of_work"]:
+        assert (
+            f["reason"]
+            == f"shards/{f['shard']} was read by lead, not a child spawned as its worker: the answer may have come from there"
+        )
 
 
 def test_cli_members_from_a_topology_file(tmp_path: Path) -> None:

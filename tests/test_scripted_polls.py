@@ -38,6 +38,20 @@ def test_texts_seen_before_the_poll_began_do_not_count() -> None:
     assert step_index(before + turn("none"), STEPS) == 1
 
 
+def test_news_in_user_messages_counts_from_the_agents_first_turn() -> None:
+    """An agent CLI puts what reaches it mid-turn (a Codex sub-agent's notification) in a user
+    message between any two calls: one that arrived after the agent's first turn counts, even
+    before the poll began; the task before it does not, nor an earlier step's tool result."""
+    steps = (Step(tool="spawn"), Step(tool="spawn"), POLL, Step(submit="42"))
+    early = [Said("user", "go"), *turn("spawned"), Said("user", "<note>from a</note>")]
+    early += turn("spawned")
+    assert step_index(early + turn("none"), steps) == 2
+    assert step_index(early + turn("none") + [Said("user", "from b")], steps) == 3
+    assert step_index(early + turn("from b"), steps) == 3
+    stale = [Said("user", "go from a"), *turn("from a")]
+    assert step_index(stale + turn("from b"), STEPS) == 1
+
+
 def test_a_poll_gives_up_after_its_most_turns() -> None:
     start = [Said("user", "go"), *turn("bash ran")]
     waiting = start + turn("none") * (MAX_REPEATS - 1)

@@ -18,6 +18,7 @@ when the member starts, not when swarm-eval's entry point loads: ``pip install
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from inspect_ai.agent import Agent, AgentState, BridgedToolsSpec, agent
@@ -29,6 +30,10 @@ from swarm.errors import ConfigError
 
 __all__ = ["CLI_HOME", "CLI_WORKDIR", "claude_code_member", "codex_member"]
 
+AGENT_COMPOSE = Path(__file__).parents[1] / "agent_image" / "compose.yaml"
+"""The agent image's compose file (``swarm agent-image`` builds its image): the sandbox
+``("docker", str(AGENT_COMPOSE))`` runs CLI members, a container each with
+``sandboxes.per_member`` (also ``swarm.agent_image.COMPOSE``)."""
 CLI_WORKDIR = "/workspace"
 """Where a CLI member works: its sandbox's working directory (``sandboxes.per_member``)."""
 CLI_HOME = "/root"

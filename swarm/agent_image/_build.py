@@ -12,6 +12,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from swarm._faces.agent_clis import AGENT_COMPOSE
 from swarm.errors import ConfigError
 
 __all__ = [
@@ -38,7 +39,7 @@ AGENT_IMAGE = f"swarm-eval-agents:codex-{CODEX_VERSION}-claude-{CLAUDE_CODE_VERS
 BASE_IMAGE = "swarm-eval-base:bookworm"
 """The default base: the Debian image with python3 that ``start-engine.sh`` builds."""
 DOCKERFILE = Path(__file__).with_name("Dockerfile")
-COMPOSE = Path(__file__).with_name("compose.yaml")
+COMPOSE = AGENT_COMPOSE
 """A task's compose file on the image (no network; a container per member)."""
 
 _ARCH = {"amd64": "x64", "x86_64": "x64", "arm64": "arm64", "aarch64": "arm64"}

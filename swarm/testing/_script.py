@@ -543,10 +543,12 @@ class Turn:
 
 def step_index(messages: Sequence[Said], steps: Sequence[Step]) -> int:
     """The index of the step a call with ``messages`` plays: each assistant message so far
-    played one step, and moved the script on unless that step polls (``until``) and its
-    calls' results (and the user messages that came with them), counted from the poll's first
-    turn, do not yet hold every text."""
+    played one step, and moved the script on unless that step polls (``until``) and neither
+    its calls' results, counted from the poll's first turn, nor the user messages that reached
+    the agent after its first turn (an agent CLI's news: a Codex sub-agent's notification)
+    hold every text yet."""
     index, repeats, seen = 0, 0, ""
+    first = next((i for i, m in enumerate(messages) if m.role == "assistant"), len(messages))
     for at, m in enumerate(messages):
         if m.role != "assistant":
             continue
@@ -555,8 +557,12 @@ def step_index(messages: Sequence[Said], steps: Sequence[Step]) -> int:
             index += 1
             continue
         repeats += 1
-        seen += "\n".join(r.text for r in _results(messages, at)) + "\n"
-        if repeats >= MAX_REPEATS or all(text in seen for text in step.until):
+        results = _results(messages, at)
+        seen += "\n".join(r.text for r in results) + "\n"
+        # news: what reached the agent as a user message after its first turn, up to now
+        arrived = messages[first + 1 : at + 1 + len(results)]
+        news = "\n".join(r.text for r in arrived if r.role == "user")
+        if repeats >= MAX_REPEATS or all(text in seen or text in news for text in step.until):
             index, repeats, seen = index + 1, 0, ""
     return index
 

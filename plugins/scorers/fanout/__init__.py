@@ -18,7 +18,7 @@
 from __future__ import annotations
 
 from ._answers import artifact_bullets, coverage, provenance
-from ._demo import honest_deepagent_scripts, honest_scripts
+from ._demo import honest_codex_scripts, honest_deepagent_scripts, honest_scripts
 from ._digests import RescoreRefused, manifest_digest, records_digests
 from ._efficiency import efficiency
 from ._evidence import Child, Evidence, read_evidence
@@ -40,17 +40,27 @@ from ._records import (
 from ._rubric import REQUIRED_RULES, RUBRIC, JudgedRule, Verdict, judge, judge_store, plugin_rules
 from ._runner import run_fanout
 from ._scorer import SCORER_NAME, fanout_rubric, unscorable_score, verdict_score
-from ._subagents import subagent_aliases, subagent_type
-from ._task import fanout, fanout_deepagent_topology, fanout_sample, fanout_topology
+from ._subagents import child_aliases, credit_reads, subagent_aliases, subagent_type
+from ._task import (
+    fanout,
+    fanout_codex_topology,
+    fanout_deepagent_topology,
+    fanout_sample,
+    fanout_topology,
+)
 
 __all__ = [
     "fanout",
     "fanout_sample",
+    "fanout_codex_topology",
     "fanout_deepagent_topology",
     "fanout_topology",
+    "honest_codex_scripts",
     "honest_deepagent_scripts",
     "honest_scripts",
     "run_fanout",
+    "child_aliases",
+    "credit_reads",
     "subagent_aliases",
     "subagent_type",
     "ARTIFACT_KEY",

@@ -18,11 +18,23 @@ from ._subagents import subagent_type
 if TYPE_CHECKING:
     from inspect_ai.model import Model
 
-__all__ = ["demo_model", "honest_deepagent_scripts", "honest_scripts"]
+__all__ = [
+    "codex_subagent_task",
+    "demo_model",
+    "honest_codex_scripts",
+    "honest_deepagent_scripts",
+    "honest_scripts",
+]
 
 
 def _step(tool: str, **args: Any) -> dict[str, Any]:
     return {"tool": tool, "args": args}
+
+
+def write_artifact(fixture: Fixture) -> str:
+    """The shell command an honest lead writes the artifact with: a bullet per shard."""
+    bullets = "".join(f"- {s.file}: {s.expected}\n" for s in fixture.shards)
+    return f"printf %s {shlex.quote(bullets)} > {shlex.quote(fixture.artifact)}"
 
 
 def child_task(fixture: Fixture, file: str, question: str) -> str:
@@ -43,8 +55,7 @@ def honest_scripts(fixture: Fixture) -> dict[str, list[dict[str, Any]]]:
         _step("spawn_child", name=s.worker, task=child_task(fixture, s.file, s.question))
         for s in fixture.shards
     ]
-    bullets = "".join(f"- {s.file}: {s.expected}\n" for s in fixture.shards)
-    write = f"printf %s {shlex.quote(bullets)} > {shlex.quote(fixture.artifact)}"
+    write = write_artifact(fixture)
     lead += [
         _step("wait_for_children"),
         _step("read_messages"),
@@ -85,8 +96,7 @@ def honest_deepagent_scripts(fixture: Fixture) -> dict[str, list[dict[str, Any]]
         for s in fixture.shards
     ]
     ids = [f"AGENT-{i + 1}" for i in range(len(fixture.shards))]
-    bullets = "".join(f"- {s.file}: {s.expected}\n" for s in fixture.shards)
-    write = f"printf %s {shlex.quote(bullets)} > {shlex.quote(fixture.artifact)}"
+    write = write_artifact(fixture)
     lead += [
         _step("agent_wait", agent_ids=ids),
         _step("bash", command=write),
@@ -101,10 +111,48 @@ def honest_deepagent_scripts(fixture: Fixture) -> dict[str, list[dict[str, Any]]
     return scripts
 
 
+def codex_subagent_task(worker: str, file: str, question: str) -> str:
+    """What a Codex lead asks a shard's sub-agent to do (``You are <worker>,`` keys its script:
+    ``lead/<worker>``)."""
+    return (
+        f"You are {worker}, the fan-out child for shards/{file}. Read that file in the working "
+        f"directory and answer this question: {question} Compute the answer with a command; "
+        "do not guess. Then answer with the bare integer."
+    )
+
+
+def honest_codex_scripts(fixture: Fixture) -> dict[str, list[dict[str, Any]]]:
+    """Scripts for a Codex lead (``lead="codex"``) and its own sub-agents, one per shard: the
+    lead spawns every shard's sub-agent, keeps its turn (a poll) until each has told it its
+    answer (Codex's ``<subagent_notification>``), writes the artifact and answers; each
+    sub-agent reads its shard and answers its expected integer (keyed ``lead/<worker>``)."""
+    lead = [
+        _step("spawn_agent", message=codex_subagent_task(s.worker, s.file, s.question))
+        for s in fixture.shards
+    ]
+    heard = sorted({f'{{"completed":"{s.expected}"}}' for s in fixture.shards})
+    write = write_artifact(fixture)
+    lead += [
+        {"tool": "exec_command", "args": {"cmd": "true"}, "sleep": 0.5, "until": heard},
+        _step("exec_command", cmd=write),
+        {"reply": f"Wrote {fixture.artifact}."},
+    ]
+    scripts: dict[str, list[dict[str, Any]]] = {"lead": lead}
+    for s in fixture.shards:
+        scripts[f"lead/{s.worker}"] = [
+            _step("exec_command", cmd=f"wc -l shards/{shlex.quote(s.file)}"),
+            {"reply": str(s.expected)},
+        ]
+    return scripts
+
+
 def demo_model(fixture: Fixture, lead: str = "worker") -> Model:
     """The demonstration's model: ``swarm/scripted`` with ``honest_scripts(fixture)`` (or
-    ``honest_deepagent_scripts`` for a deepagent lead)."""
+    ``honest_deepagent_scripts`` for a deepagent lead, ``honest_codex_scripts`` for a Codex
+    lead)."""
     from inspect_ai.model import get_model
 
-    scripts = honest_deepagent_scripts(fixture) if lead == "deepagent" else honest_scripts(fixture)
-    return get_model("swarm/scripted", scripts=scripts, memoize=False)
+    build = {"deepagent": honest_deepagent_scripts, "codex": honest_codex_scripts}
+    scripts = build.get(lead, honest_scripts)(fixture)
+    answer = f"Wrote {fixture.artifact}."  # a Codex lead's turns after its script: the same
+    return get_model("swarm/scripted", scripts=scripts, answer=answer, memoize=False)

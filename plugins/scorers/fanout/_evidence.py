@@ -45,7 +45,7 @@ from ._records import (
     RecordReport,
     SpawnEntry,
 )
-from ._subagents import lead_own_usage, subagent_children
+from ._subagents import credit_reads, lead_own_usage, subagent_children
 
 __all__ = ["Child", "Evidence", "read_evidence"]
 
@@ -239,9 +239,11 @@ def _children(
 def read_evidence(store: Mapping[str, Any], aliases: Mapping[str, str] | None = None) -> Evidence:
     """Read a sample's store (a mapping from store key to value) as ``Evidence``.
 
-    ``aliases`` maps a deepagent subagent type to the worker name it is the child of
-    (``subagent_aliases(fixture)``: ``worker_events_01`` is ``worker-events-01``'s), for the
-    subagents record's dispatches.
+    ``aliases`` maps a deepagent subagent type, or a shard's path, to the worker name it is
+    the child of (``child_aliases(fixture)``: ``worker_events_01`` and
+    ``shards/events-01.jsonl`` are ``worker-events-01``'s), for the subagents record's
+    dispatches.  A read in a CLI member's container is credited to the sub-agent whose own
+    command named the file (``credit_reads``).
 
     Never raises for what the records hold: anything unusable is skipped and reported.
     """
@@ -258,6 +260,7 @@ def read_evidence(store: Mapping[str, Any], aliases: Mapping[str, str] | None = 
         max((m.seq for m in messages), default=0),
         aliases or {},
     )
+    reads = credit_reads(reads, subagents.ran)
     spawns = (*spawns, *subagents.spawns)
     messages = (*messages, *subagents.messages)
     known = {m.name for m in members}

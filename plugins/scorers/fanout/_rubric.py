@@ -27,7 +27,7 @@ from ._evidence import Evidence, read_evidence
 from ._fixture import Fixture
 from ._orchestration import dedup, delegation, receipts
 from ._proof import isolation, proof_of_work
-from ._subagents import subagent_aliases
+from ._subagents import child_aliases
 
 __all__ = [
     "REQUIRED_RULES",
@@ -299,5 +299,5 @@ def judge_store(
     """Judge a sample's store (a mapping of store keys to values, as in
     ``EvalSample.store``) against ``fixture``, with the rules ``catalog``'s plugins add
     (default: the process-wide catalog's)."""
-    evidence = read_evidence(store, aliases=subagent_aliases(fixture))
+    evidence = read_evidence(store, aliases=child_aliases(fixture))
     return judge(fixture, evidence, spawn_factor=spawn_factor, extra=plugin_rules(catalog))

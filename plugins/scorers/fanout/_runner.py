@@ -43,7 +43,8 @@ def run_fanout(
     """Run the eval once; the outcome the command prints.  ``sandbox`` is the task's provider:
     ``bwrap`` or ``docker`` (a sandbox of its own per member, isolated) or ``local`` (not
     isolated); ``lead``
-    the task's lead (``worker``: the spawning tools; ``deepagent``: background subagents).
+    the task's lead (``worker``: the spawning tools; ``deepagent``: background subagents;
+    ``codex``: Codex CLI's own sub-agents, under ``docker`` only).
 
     Raises:
         ConfigError: the fixture is refused, or ``timeout`` is not ``None`` or a whole number
@@ -112,10 +113,12 @@ def run_fanout(
 )
 @click.option(
     "--lead",
-    type=click.Choice(["worker", "deepagent"]),
+    type=click.Choice(["worker", "deepagent", "codex"]),
     default="worker",
     show_default=True,
-    help="worker: spawns members; deepagent: Inspect's deepagent, background subagents.",
+    help="worker: spawns members; deepagent: Inspect's deepagent, background subagents; "
+    "codex: Codex CLI, its own sub-agents in its one container (needs --sandbox docker and "
+    "the agent image: swarm agent-image).",
 )
 def fanout_command(
     fixture: str, model: str | None, timeout: int, log_dir: str, sandbox: str, lead: str
@@ -133,6 +136,7 @@ def fanout_command(
       swarm fanout --fixture json-events --sandbox local
       swarm fanout --fixture json-events --sandbox docker
       swarm fanout --fixture json-events --lead deepagent
+      swarm fanout --fixture json-events --lead codex --sandbox docker
     """
     problem = timeout_problem(timeout)
     if problem is not None:

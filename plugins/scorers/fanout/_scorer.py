@@ -35,7 +35,7 @@ from ._evidence import read_evidence
 from ._fixture import Fixture, load_fixture
 from ._records import ARTIFACT_KEY, JUDGED_KEYS
 from ._rubric import REQUIRED_RULES, Verdict, judge, plugin_rules
-from ._subagents import subagent_aliases
+from ._subagents import child_aliases
 
 __all__ = [
     "SCORER_METRICS",
@@ -166,7 +166,7 @@ def fanout_rubric_scorer(
                 why = "no earlier fan-out score of this sample recorded the digests of its records"
                 return unscorable_score(loaded, rules, why, digests)
             digests |= _rescore_digests(state, loaded, store, earlier, fixture_digest, on_purpose)
-        evidence = read_evidence(store, aliases=subagent_aliases(loaded))
+        evidence = read_evidence(store, aliases=child_aliases(loaded))
         verdict = judge(loaded, evidence, spawn_factor=factor, extra=extra)
         return verdict_score(verdict, digests)
 

@@ -22,6 +22,7 @@ A foreground dispatch is not a child (the lead waited for it as for any tool), a
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -30,6 +31,7 @@ import attrs
 
 from ._fields import Malformed, mapping, number, optional_number, optional_text, text, whole
 from ._fixture import Fixture
+from ._readlog import READ_OPS, Reads
 from ._records import (
     SUBAGENTS_KEY,
     MemberRun,
@@ -41,8 +43,13 @@ from ._records import (
 )
 
 __all__ = [
+    "Ran",
     "SubagentChildren",
+    "child_aliases",
+    "credit_reads",
     "lead_own_usage",
+    "named_shard",
+    "names_path",
     "subagent_aliases",
     "subagent_children",
     "subagent_type",
@@ -52,9 +59,20 @@ _OPS = ("dispatch", "ran", "end", "received")
 
 
 @attrs.frozen(kw_only=True)
+class Ran:
+    """One tool call a CLI's sub-agent asked its CLI to run (a ``ran`` entry)."""
+
+    child: str
+    member: str  # the CLI member whose container it ran in
+    time: float
+    text: str  # the call's tool name and JSON arguments
+
+
+@attrs.frozen(kw_only=True)
 class SubagentChildren:
     """The subagents record read as entries of the other records."""
 
+    ran: tuple[Ran, ...] = ()
     spawns: tuple[SpawnEntry, ...] = ()
     messages: tuple[MessageEntry, ...] = ()
     members: tuple[MemberRun, ...] = ()
@@ -94,12 +112,46 @@ def subagent_aliases(fixture: Fixture) -> dict[str, str]:
     return {t: s.worker for t, s in zip(types, fixture.shards, strict=True) if types.count(t) == 1}
 
 
+def child_aliases(fixture: Fixture) -> dict[str, str]:
+    """What the rubric maps a subagent's dispatch to its worker by: ``subagent_aliases``, and
+    each shard's path (``shards/<file>``) -> its worker name (a Codex sub-agent's shard is the
+    one shard file its task names: ``named_shard``)."""
+    return subagent_aliases(fixture) | {f"shards/{s.file}": s.worker for s in fixture.shards}
+
+
+_PATH = re.compile(r"[\w./~-]+")
+
+
+def paths_named(text: str) -> set[str]:
+    """The path-like words of ``text``, each also without a trailing ``.`` (a sentence's end)
+    and a leading ``./``."""
+    found: set[str] = set()
+    for word in _PATH.findall(text):
+        word = word.rstrip(".")
+        found |= {word, word.removeprefix("./")}
+    return found
+
+
+def names_path(text: str, path: str) -> bool:
+    """Whether ``text`` names ``path``: a word of it is the path, or ends with ``/<path>``
+    (``/workspace/shards/a.jsonl`` names ``shards/a.jsonl``)."""
+    return any(w == path or w.endswith(f"/{path}") for w in paths_named(text))
+
+
+def named_shard(prompt: str, aliases: Mapping[str, str]) -> str | None:
+    """The worker of the one shard path (an ``aliases`` key with a ``/``) ``prompt`` names, or
+    ``None`` when it names none or more than one."""
+    named = {w for k, w in aliases.items() if "/" in k and names_path(prompt, k)}
+    return next(iter(named)) if len(named) == 1 else None
+
+
 def subagent_children(
     value: Any, seq_from: int, message_seq_from: int, aliases: Mapping[str, str]
 ) -> SubagentChildren:
     """Read the subagents record; synthetic ``seq``s continue after ``seq_from`` (spawns) and
     ``message_seq_from`` (messages), in the record's order; a dispatch's subagent type is
-    ``requested`` as its alias (the worker name) when it has one."""
+    ``requested`` as its alias (the worker name) when it has one, else as the worker of the
+    one shard its task names (a Codex sub-agent's: Codex's ``spawn_agent`` takes no name)."""
     if value is None:
         return SubagentChildren()
     problems: list[str] = []
@@ -117,6 +169,7 @@ def subagent_children(
     messages: list[MessageEntry] = []
     members: list[MemberRun] = []
     usage: list[MemberUsage] = []
+    ran: list[Ran] = []
     children: dict[str, tuple[str, int]] = {}  # name -> (lead, depth), background ones only
     malformed = unknown = 0
     for index, item in enumerate(raw):
@@ -141,7 +194,9 @@ def subagent_children(
                         time=time,
                         op="spawn",
                         member=name,
-                        requested=aliases.get(kind := text(entry, "subagent"), kind),
+                        requested=aliases.get(kind := text(entry, "subagent"))
+                        or named_shard(text(entry, "prompt"), aliases)
+                        or kind,
                         parent=text(entry, "parent"),
                         depth=depth,
                         template=None,
@@ -151,9 +206,16 @@ def subagent_children(
                     )
                 )
                 continue
-            if name not in children or op == "ran":  # what a CLI's sub-agent ran: the reads judge
+            if name not in children:
                 continue
             lead, depth = children[name]
+            if op == "ran":
+                args = entry.get("arguments")
+                if not isinstance(args, dict):
+                    raise Malformed(f"arguments: expected a mapping, got {args!r:.80}")
+                called = f"{text(entry, 'tool')} {json.dumps(args, ensure_ascii=False)}"
+                ran.append(Ran(child=name, member=lead, time=time, text=called))
+                continue
             if op == "end":
                 status = optional_text(entry, "status")
                 used = mapping(entry.get("usage"), "usage")
@@ -223,6 +285,7 @@ def subagent_children(
         problems=tuple(problems[:20]),
     )
     return SubagentChildren(
+        ran=tuple(ran),
         spawns=tuple(spawns),
         messages=tuple(messages),
         members=tuple(members),
@@ -253,3 +316,38 @@ def lead_own_usage(
         else u
         for u in usage
     )
+
+
+def credit_reads(reads: Reads | None, ran: Sequence[Ran]) -> Reads | None:
+    """A CLI's sub-agents share its container, so the runtime credits every read there to the
+    CLI member.  Here a read is credited instead to the sub-agent of that member whose own tool
+    call, at or before the read, last named the file (``names_path``); when two named it at the
+    same moment, or none did, it stays the member's.  A credited sub-agent works in its member's
+    environment (added to ``members``), which the isolation check then finds shared.
+
+    What this cannot tell apart: the member's own read of a file one of its sub-agents had
+    asked for, and a read by a command that does not name the file (``cat shards/*``), which
+    stays the member's.  Such a run is not isolated, so it is never ``resolved``."""
+    if reads is None or not ran:
+        return reads
+    asked: dict[str, list[Ran]] = {}
+    for r in ran:
+        asked.setdefault(r.member, []).append(r)
+    entries = []
+    credited: dict[str, Any] = {}
+    for e in reads.entries:
+        asks = [
+            r for r in asked.get(e.member, ()) if r.time <= e.time and names_path(r.text, e.path)
+        ]
+        if e.op in READ_OPS and asks:
+            latest = max(r.time for r in asks)
+            who = {r.child for r in asks if r.time == latest}
+            if len(who) == 1:
+                child = who.pop()
+                credited[child] = reads.members.get(e.member, {}).get("sandbox", e.sandbox)
+                e = attrs.evolve(e, member=child)
+        entries.append(e)
+    members = dict(reads.members)
+    for child, sandbox in credited.items():
+        members.setdefault(child, {"sandbox": sandbox, "files": []})
+    return attrs.evolve(reads, entries=tuple(entries), members=members)

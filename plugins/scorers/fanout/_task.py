@@ -31,7 +31,7 @@ from typing import Any
 from inspect_ai import Task, task
 from inspect_ai.dataset import Sample
 
-from swarm import ConfigError, channel, controller, member, swarm
+from swarm import AGENT_COMPOSE, ConfigError, channel, controller, member, swarm
 
 from ._demo import demo_model
 from ._fixture import Fixture, load_fixture
@@ -44,6 +44,7 @@ __all__ = [
     "FANOUT_SANDBOXES",
     "FANOUT_TOOLS",
     "fanout",
+    "fanout_codex_topology",
     "fanout_deepagent_topology",
     "fanout_sample",
     "fanout_topology",
@@ -52,10 +53,18 @@ __all__ = [
 
 FANOUT_TOOLS = ("bash", "python")
 """The Inspect tools the lead and its children have in the sandbox."""
-FANOUT_LEADS = ("worker", "deepagent")
+FANOUT_LEADS = ("worker", "deepagent", "codex")
 """The leads the task runs: ``worker`` (``swarm/worker`` with the spawning tools: its children
-are swarm members) and ``deepagent`` (Inspect's ``deepagent()``: its children are its background
-subagents, one subagent type per shard)."""
+are swarm members), ``deepagent`` (Inspect's ``deepagent()``: its children are its background
+subagents, one subagent type per shard) and ``codex`` (Codex CLI, ``swarm/codex``: its children
+are its own ``spawn_agent`` sub-agents, in its one container; under ``docker`` only)."""
+CODEX_INSTRUCTIONS = (
+    "In this run your children are your own sub-agents, not spawned members: for each shard, "
+    "spawn one sub-agent with spawn_agent, its message naming the one file shards/<file> it "
+    "is to read and the question it is to answer (and no other shard file). Wait until every "
+    "sub-agent has told you its answer, then write the artifact from their answers. The "
+    "spawn_child, wait_for_children and read_messages tools the task names are not yours."
+)
 DEEPAGENT_INSTRUCTIONS = (
     "In this run your children are your background subagents, not spawned members: there is "
     "one subagent type per shard, named after the shard's worker with '-' and '.' as '_' "
@@ -74,8 +83,11 @@ DOCKER_COMPOSE = Path(__file__).parent / "docker" / "compose.yaml"
 """The fan-out's compose file (its image built from ``docker/Dockerfile``; no network)."""
 
 
-def sandbox_spec(provider: str) -> str | tuple[str, str]:
-    """The task's sandbox for ``provider``: ``docker`` with the shipped compose file."""
+def sandbox_spec(provider: str, lead: str = "worker") -> str | tuple[str, str]:
+    """The task's sandbox for ``provider``: ``docker`` with the shipped compose file (the agent
+    image's, ``swarm.agent_image.COMPOSE``, for a ``codex`` lead)."""
+    if provider == "docker" and lead == "codex":
+        return ("docker", str(AGENT_COMPOSE))
     return ("docker", str(DOCKER_COMPOSE)) if provider == "docker" else provider
 
 
@@ -153,6 +165,26 @@ def fanout_deepagent_topology(fixture: Fixture, **swarm_args: Any) -> Any:
     )
 
 
+def fanout_codex_topology(fixture: Fixture, **swarm_args: Any) -> Any:
+    """The solver with a Codex CLI lead (``swarm/codex``): its children are its own
+    ``spawn_agent`` sub-agents, recorded in the subagents record (each the child of the one
+    shard its task names).  They run in Codex's process, in the lead's one container, which
+    holds every shard: the run is not isolated, and the rubric says so (a read there is
+    credited to the sub-agent whose own command named the file).  Run it under ``docker`` with
+    the agent image (``sandbox_spec("docker", "codex")``)."""
+    every = [f"shards/{s.file}" for s in fixture.shards]
+    swarm_args.setdefault("sandboxes", {"per_member": True, "files": {"lead": every}})
+    lead = member(
+        "swarm/codex", name="lead", bridged="sandbox", args={"system_prompt": CODEX_INSTRUCTIONS}
+    )
+    return swarm(
+        members=lead,
+        channels=[channel("messages")],
+        controller=controller("leaderless", stop_on_submission=True),
+        **swarm_args,
+    )
+
+
 def fanout_sample(fixture: Fixture) -> Sample:
     """The fixture's one sample: the prompt, and the shards as the staging area's files.  No
     expected answer anywhere in it (the target is empty: the rubric holds the manifest)."""
@@ -182,11 +214,17 @@ _DEMO_MODELS = ("swarm/scripted", "none/none")
 """The eval models ``demo=true`` runs under: the scripted model, or none given."""
 
 
-def _lead(value: Any) -> str:
+def _lead(value: Any, sandbox: str) -> str:
     if value not in FANOUT_LEADS:
         raise ConfigError(
             f"fanout.lead: expected one of {', '.join(FANOUT_LEADS)} (worker spawns members; "
-            f"deepagent dispatches background subagents), got {value!r}"
+            f"deepagent dispatches background subagents; codex spawns its own sub-agents), "
+            f"got {value!r}"
+        )
+    if value == "codex" and sandbox != "docker":
+        raise ConfigError(
+            f"fanout.lead: a codex lead runs Codex CLI in the agent image's container "
+            f"(`swarm agent-image`): it needs sandbox=docker, got sandbox={sandbox!r}"
         )
     return str(value)
 
@@ -230,20 +268,24 @@ def fanout(
         demo: run the keyless demonstration, as ``swarm fanout`` does without ``--model``:
             the task's model is ``swarm/scripted`` with scripts built from the fixture's
             manifest (an honest lead and children); refused when the eval's model is another.
-        lead: ``worker`` (the spawning tools: children are swarm members) or ``deepagent``
-            (Inspect's deepagent: children are its background subagents), judged by the same
-            rules.
+        lead: ``worker`` (the spawning tools: children are swarm members), ``deepagent``
+            (Inspect's deepagent: children are its background subagents) or ``codex`` (Codex
+            CLI: children are its own sub-agents, in its one container; needs
+            ``sandbox=docker`` and the agent image), judged by the same rules.
     """
     provider = _sandbox(sandbox)
-    kind = _lead(lead)
+    kind = _lead(lead, provider)
     scripted = _demo(demo)
     loaded = load_fixture(fixture)
-    topology = fanout_deepagent_topology if kind == "deepagent" else fanout_topology
+    topology = {
+        "deepagent": fanout_deepagent_topology,
+        "codex": fanout_codex_topology,
+    }.get(kind, fanout_topology)
     return Task(
         dataset=[fanout_sample(loaded)],
         solver=topology(loaded),
         scorer=fanout_rubric(fixture=fixture, spawn_factor=spawn_factor),
-        sandbox=sandbox_spec(provider),
+        sandbox=sandbox_spec(provider, kind),
         model=demo_model(loaded, kind) if scripted else None,
         name=f"fanout-{loaded.name}",
     )
