@@ -51,6 +51,7 @@ from swarm.agent_image import (
 )
 from swarm.agent_image._build import tarball_name
 from swarm.plugins.scorers.fanout import (
+    codex_children_scripts,
     fanout_codex_topology,
     fanout_topology,
     honest_codex_scripts,
@@ -100,26 +101,8 @@ def test_what_the_swarm_sets_cannot_be_given(factory: Any, key: str) -> None:
     assert "set by the swarm" in str(raised.value)
 
 
-def codex_child(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A fan-out child's script as Codex plays it: ``bash`` is Codex's ``exec_command``, the
-    swarm's tools keep their names, and a submission is Codex's last answer."""
-    played: list[dict[str, Any]] = []
-    for s in copy.deepcopy(steps):
-        if "submit" in s:
-            played.append({"reply": s["submit"]})
-        elif s.get("tool") == "bash":
-            played.append({**s, "tool": "exec_command", "args": {"cmd": s["args"]["command"]}})
-        else:  # Codex offers MCP tools by their own names (Inspect's bridge drops the namespace)
-            played.append(s)
-    return played
-
-
 def codex_children(fixture: Any, scripts: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
-    return {
-        k: codex_child(v) if k != "lead" else v
-        for k, v in scripts.items()
-        if k == "lead" or any(s.worker == k for s in fixture.shards)
-    }
+    return codex_children_scripts(fixture, copy.deepcopy(scripts))
 
 
 def test_a_fan_out_child_script_as_codex_plays_it() -> None:
@@ -400,6 +383,39 @@ def test_a_stopped_cli_swarm_ends_every_cli(agent_image: None, log_dir: Path) ->
 
 
 @CLIS
+def test_a_cap_reached_by_a_codex_call_ends_the_cli(agent_image: None, log_dir: Path) -> None:
+    """The swarm's token cap applies to a CLI's calls through the bridge: Codex's first call
+    (its instructions alone are thousands of tokens) reaches a 1,000-token cap, is metered,
+    and ends the member and the swarm (``swarm_cap``); the CLI does not run on."""
+    solver = swarm(
+        members=[member("swarm/codex", name="c1", bridged="sandbox")],
+        sandboxes={"per_member": True, "files": {"c1": ["a.txt"]}},
+        budget=Budget(tokens=1000),
+    )
+    task = Task(
+        dataset=[Sample(input="What number is in your file?", target="", files=FILES)],
+        solver=solver,
+        scorer=cli_processes(),
+        sandbox=("docker", str(COMPOSE)),
+    )
+    scripts = {"c1": [call("exec_command", cmd="cat a.txt"), reply("11")]}
+    model = get_model("swarm/scripted", scripts=scripts, memoize=False)
+    [log] = eval(task, model=model, display="none", log_dir=str(log_dir))
+    assert log.status == "success", log.error
+    [sample] = log.samples or []
+    result = sample.store["inspect_swarm:result"]
+    assert (result["stop_reason"], result["members"][0]["status"]) == ("swarm_cap", "swarm_cap")
+    [ledger] = sample.store["inspect_swarm:ledger"]["members"]
+    tokens = ledger["meter"]["usage"]["total_tokens"]
+    assert ledger["calls"]["calls"] == 1 and tokens >= 1000
+    assert tokens == logged_usage(sample)["c1"].total_tokens
+    assert sample.scores is not None
+    assert sample.scores["cli_processes"].metadata == {"c1": ["tail"]}
+    # it never ran its command: the cap ended it before its second call
+    assert sample.store["inspect_swarm:reads"]["entries"] == []
+
+
+@CLIS
 def test_a_fan_out_of_eight_codex_children_resolves(agent_image: None, tmp_path: Path) -> None:
     fixture = load_fixture("json-events")
     assert len(fixture.shards) == 8
@@ -554,4 +570,62 @@ def test_a_cached_tarball_that_is_not_npms_is_refused(tmp_path: Path) -> None:
     assert f"npm's {INTEGRITY[spec]}); delete it" in message
     assert sorted(INTEGRITY) == sorted(
         [*npm_packages("x64").values(), *npm_packages("arm64").values()]
+    )
+
+
+def test_curls_packages_are_the_versions_apt_lists_fetched_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only the package files apt lists now are built in (an older version in the cache is
+    left out), a cached one is not fetched again, and a file that is not apt's is refused."""
+    import hashlib
+    import subprocess
+
+    from swarm.agent_image import _build
+
+    good = {"curl_8.0-1_amd64.deb": b"curl 8.0", "libcurl4_8.0-1_amd64.deb": b"libcurl 8.0"}
+    served = dict(good)
+    fetched: list[list[str]] = []
+
+    def run(argv: list[str], what: str, **kwargs: Any) -> str:
+        line = " ".join(argv)
+        if "os-release" in line:
+            return Path("/etc/os-release").read_text(encoding="utf-8")
+        if "dpkg-query" in line:
+            return "base-files\n"
+        if argv[0] == "apt-cache":
+            return "curl\n  Depends: libcurl4\nlibcurl4\n"
+        if "--print-uris" in argv:
+            return "".join(
+                f"'http://deb/{n}' {n} {len(b)} SHA256:{hashlib.sha256(b).hexdigest()}\n"
+                for n, b in good.items()
+            )
+        assert argv[:2] == ["apt-get", "download"], argv
+        fetched.append(argv[2:])
+        for name, body in served.items():
+            if name.split("_")[0] in argv[2:]:
+                (kwargs["cwd"] / name).write_bytes(body)
+        return ""
+
+    monkeypatch.setattr(_build, "_run", run)
+    monkeypatch.setattr(
+        subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 1, b"", b"")
+    )
+    monkeypatch.setattr(_build.shutil, "which", lambda name: f"/usr/bin/{name}")
+    debs = tmp_path / "debs"
+    debs.mkdir()
+    (debs / "curl_7.0-1_amd64.deb").write_bytes(b"an older curl")
+    said: list[str] = []
+    first = _build._curl_debs("base", tmp_path, said.append)
+    assert [p.name for p in first] == sorted(good)
+    assert fetched == [["curl", "libcurl4"]]
+    again = _build._curl_debs("base", tmp_path, said.append)
+    assert again == first and fetched == [["curl", "libcurl4"]]  # cached: not fetched again
+    (debs / "curl_8.0-1_amd64.deb").write_bytes(b"tampered")
+    served["curl_8.0-1_amd64.deb"] = b"still not apt's"
+    with pytest.raises(ConfigError) as raised:
+        _build._curl_debs("base", tmp_path, said.append)
+    assert fetched[-1] == ["curl"]
+    assert str(raised.value).startswith(
+        f"agent image: {debs / 'curl_8.0-1_amd64.deb'} is not the package apt lists (SHA-256 "
     )

@@ -90,3 +90,37 @@ def test_a_codex_lead_needs_docker() -> None:
     task = fanout(lead="codex", sandbox="docker")
     assert task.sandbox is not None and task.sandbox.config is not None
     assert str(task.sandbox.config).endswith("agent_image/compose.yaml")
+
+
+def test_codex_children_need_docker_and_a_worker_lead() -> None:
+    with pytest.raises(ConfigError) as raised:
+        fanout(child="codex")
+    assert str(raised.value).startswith("fanout.child: Codex CLI children run in the agent image")
+    assert "got sandbox='bwrap' and lead='worker'" in str(raised.value)
+    with pytest.raises(ConfigError) as raised:
+        fanout(child="codex", lead="deepagent", sandbox="docker")
+    assert "lead='deepagent'" in str(raised.value)
+    with pytest.raises(ConfigError) as raised:
+        fanout(child="claude")
+    assert str(raised.value) == (
+        "fanout.child: expected one of worker, codex (the members a worker lead spawns), "
+        "got 'claude'"
+    )
+    task = fanout(child="codex", sandbox="docker", demo=True)
+    assert task.sandbox is not None
+    assert str(task.sandbox.config).endswith("agent_image/compose.yaml")
+
+
+def test_swarm_fanout_names_the_option_a_codex_run_lacks(tmp_path: object) -> None:
+    from tests.test_fanout_command import fanout as command
+
+    code, out, err = command(
+        "--fixture", "json-events", "--lead", "codex", "--log-dir", str(tmp_path)
+    )
+    assert (code, out) == (1, "")
+    assert err.startswith("error: fanout.lead: a codex lead runs Codex CLI")
+    code, out, err = command(
+        "--fixture", "json-events", "--child", "codex", "--log-dir", str(tmp_path)
+    )
+    assert (code, out) == (1, "")
+    assert err.startswith("error: fanout.child: Codex CLI children run in the agent image")

@@ -198,9 +198,37 @@ def _curl_debs(base: str, cache: Path, say: Say) -> list[Path]:
     )
     debs = cache / "debs"
     debs.mkdir(parents=True, exist_ok=True)
-    say(f"curl for the base: apt-get download {' '.join(wanted)}")
-    _run(["apt-get", "download", *wanted], "fetching curl's Debian packages", cwd=debs)
-    return [p for p in debs.glob("*.deb") if p.name.split("_")[0] in wanted]
+    listing = _run(["apt-get", "download", "--print-uris", *wanted], "listing curl's packages")
+    files = deb_files(listing)
+    missing = sorted(
+        {name.split("_")[0] for name, sha in files.items() if not _holds(debs / name, sha)}
+    )
+    if missing:
+        say(f"curl for the base: apt-get download {' '.join(missing)}")
+        _run(["apt-get", "download", *missing], "fetching curl's Debian packages", cwd=debs)
+    for name, sha in files.items():
+        if not _holds(debs / name, sha):
+            raise ConfigError(
+                f"agent image: {debs / name} is not the package apt lists (SHA-256 {sha}); "
+                "remove it and build again"
+            )
+    return [debs / name for name in sorted(files)]
+
+
+def deb_files(listing: str) -> dict[str, str]:
+    """``apt-get download --print-uris``'s listing as each package file's name -> its SHA-256:
+    exactly the versions apt would fetch now, so an older file in the cache is never used."""
+    found: dict[str, str] = {}
+    for line in listing.splitlines():
+        parts = line.split()
+        if len(parts) >= 4 and parts[3].startswith("SHA256:") and parts[1].endswith(".deb"):
+            found[parts[1]] = parts[3].removeprefix("SHA256:")
+    return found
+
+
+def _holds(path: Path, sha256: str) -> bool:
+    """Whether ``path`` is a file whose SHA-256 is ``sha256`` (hex)."""
+    return path.is_file() and hashlib.sha256(path.read_bytes()).hexdigest() == sha256
 
 
 def build_agent_image(

@@ -18,7 +18,12 @@
 from __future__ import annotations
 
 from ._answers import artifact_bullets, coverage, provenance
-from ._demo import honest_codex_scripts, honest_deepagent_scripts, honest_scripts
+from ._demo import (
+    codex_children_scripts,
+    honest_codex_scripts,
+    honest_deepagent_scripts,
+    honest_scripts,
+)
 from ._digests import RescoreRefused, manifest_digest, records_digests
 from ._efficiency import efficiency
 from ._evidence import Child, Evidence, read_evidence
@@ -55,6 +60,7 @@ __all__ = [
     "fanout_codex_topology",
     "fanout_deepagent_topology",
     "fanout_topology",
+    "codex_children_scripts",
     "honest_codex_scripts",
     "honest_deepagent_scripts",
     "honest_scripts",

@@ -9,6 +9,7 @@ nothing about a model.  A real run (``--model``) never sees the manifest.
 
 from __future__ import annotations
 
+import copy
 import shlex
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
     from inspect_ai.model import Model
 
 __all__ = [
+    "as_codex_child",
+    "codex_children_scripts",
     "codex_subagent_task",
     "demo_model",
     "honest_codex_scripts",
@@ -146,13 +149,46 @@ def honest_codex_scripts(fixture: Fixture) -> dict[str, list[dict[str, Any]]]:
     return scripts
 
 
-def demo_model(fixture: Fixture, lead: str = "worker") -> Model:
+def as_codex_child(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A fan-out child's script as a Codex CLI child plays it: ``bash`` is Codex's
+    ``exec_command``, the swarm's tools keep their names (Inspect's bridge drops the MCP
+    namespace), and a submission is Codex's last answer."""
+    played: list[dict[str, Any]] = []
+    for step in copy.deepcopy(steps):
+        if "submit" in step:
+            played.append({"reply": step["submit"]})
+        elif step.get("tool") == "bash":
+            played.append(
+                {**step, "tool": "exec_command", "args": {"cmd": step["args"]["command"]}}
+            )
+        else:
+            played.append(step)
+    return played
+
+
+def codex_children_scripts(
+    fixture: Fixture, scripts: dict[str, list[dict[str, Any]]]
+) -> dict[str, list[dict[str, Any]]]:
+    """``scripts`` (the lead's and its children's, such as ``honest_scripts``) with every
+    shard worker's script as a Codex CLI child plays it (``as_codex_child``); the lead's is
+    kept, other keys are dropped."""
+    workers = {s.worker for s in fixture.shards}
+    return {
+        key: steps if key == "lead" else as_codex_child(steps)
+        for key, steps in scripts.items()
+        if key == "lead" or key in workers
+    }
+
+
+def demo_model(fixture: Fixture, lead: str = "worker", child: str = "worker") -> Model:
     """The demonstration's model: ``swarm/scripted`` with ``honest_scripts(fixture)`` (or
     ``honest_deepagent_scripts`` for a deepagent lead, ``honest_codex_scripts`` for a Codex
-    lead)."""
+    lead; with ``child="codex"``, the children's as Codex CLI children play them)."""
     from inspect_ai.model import get_model
 
     build = {"deepagent": honest_deepagent_scripts, "codex": honest_codex_scripts}
     scripts = build.get(lead, honest_scripts)(fixture)
+    if child == "codex":
+        scripts = codex_children_scripts(fixture, scripts)
     answer = f"Wrote {fixture.artifact}."  # a Codex lead's turns after its script: the same
     return get_model("swarm/scripted", scripts=scripts, answer=answer, memoize=False)

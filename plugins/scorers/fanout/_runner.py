@@ -39,12 +39,14 @@ def run_fanout(
     log_dir: str,
     sandbox: str = "bwrap",
     lead: str = "worker",
+    child: str = "worker",
 ) -> dict[str, Any]:
     """Run the eval once; the outcome the command prints.  ``sandbox`` is the task's provider:
     ``bwrap`` or ``docker`` (a sandbox of its own per member, isolated) or ``local`` (not
     isolated); ``lead``
     the task's lead (``worker``: the spawning tools; ``deepagent``: background subagents;
-    ``codex``: Codex CLI's own sub-agents, under ``docker`` only).
+    ``codex``: Codex CLI's own sub-agents, under ``docker`` only); ``child`` the members a
+    worker lead spawns (``worker``, or ``codex``: Codex CLI members, under ``docker`` only).
 
     Raises:
         ConfigError: the fixture is refused, or ``timeout`` is not ``None`` or a whole number
@@ -58,9 +60,10 @@ def run_fanout(
     if problem is not None:
         raise ConfigError(f"timeout: {problem}")
     loaded = load_fixture(fixture)
-    chosen: Any = model if model is not None else demo_model(loaded, lead)
+    task = fanout(fixture=fixture, sandbox=sandbox, lead=lead, child=child)
+    chosen: Any = model if model is not None else demo_model(loaded, lead, child)
     [log] = inspect_eval(
-        fanout(fixture=fixture, sandbox=sandbox, lead=lead),
+        task,
         model=chosen,
         log_dir=log_dir,
         display="none",
@@ -69,6 +72,7 @@ def run_fanout(
     outcome: dict[str, Any] = {
         "fixture": loaded.name,
         "lead": lead,
+        "child": child,
         "model": model
         or "swarm/scripted (keyless demonstration: its scripts are built from the "
         "fixture's manifest, the only place the manifest reaches agents)",
@@ -120,8 +124,22 @@ def run_fanout(
     "codex: Codex CLI, its own sub-agents in its one container (needs --sandbox docker and "
     "the agent image: swarm agent-image).",
 )
+@click.option(
+    "--child",
+    type=click.Choice(["worker", "codex"]),
+    default="worker",
+    show_default=True,
+    help="The members a worker lead spawns: worker (swarm/worker) or codex (Codex CLI, a "
+    "container each; needs --sandbox docker and the agent image: swarm agent-image).",
+)
 def fanout_command(
-    fixture: str, model: str | None, timeout: int, log_dir: str, sandbox: str, lead: str
+    fixture: str,
+    model: str | None,
+    timeout: int,
+    log_dir: str,
+    sandbox: str,
+    lead: str,
+    child: str,
 ) -> None:
     """Run the fan-out eval on one fixture; print the scored outcome as JSON.
 
@@ -137,12 +155,13 @@ def fanout_command(
       swarm fanout --fixture json-events --sandbox docker
       swarm fanout --fixture json-events --lead deepagent
       swarm fanout --fixture json-events --lead codex --sandbox docker
+      swarm fanout --fixture json-events --child codex --sandbox docker
     """
     problem = timeout_problem(timeout)
     if problem is not None:
         raise UsageError(f"--timeout: {problem}")
     load_fixture(fixture)  # a refused fixture (ConfigError: status 1) leaves no --log-dir behind
     check_writable_directory(log_dir, "--log-dir", "write logs")
-    outcome = run_fanout(fixture, model, timeout, log_dir, sandbox, lead)
+    outcome = run_fanout(fixture, model, timeout, log_dir, sandbox, lead, child)
     click.echo(json.dumps(outcome, indent=2, default=str))
     sys.exit(0 if outcome["resolved"] else 1)

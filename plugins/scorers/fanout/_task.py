@@ -83,10 +83,17 @@ DOCKER_COMPOSE = Path(__file__).parent / "docker" / "compose.yaml"
 """The fan-out's compose file (its image built from ``docker/Dockerfile``; no network)."""
 
 
-def sandbox_spec(provider: str, lead: str = "worker") -> str | tuple[str, str]:
+FANOUT_CHILDREN = ("worker", "codex")
+"""The children a ``worker`` lead spawns: ``swarm/worker`` members, or Codex CLI members
+(``swarm/codex``, each in a container of its own; under ``docker`` only)."""
+
+
+def sandbox_spec(
+    provider: str, lead: str = "worker", child: str = "worker"
+) -> str | tuple[str, str]:
     """The task's sandbox for ``provider``: ``docker`` with the shipped compose file (the agent
-    image's, ``swarm.agent_image.COMPOSE``, for a ``codex`` lead)."""
-    if provider == "docker" and lead == "codex":
+    image's, ``swarm.AGENT_COMPOSE``, for a ``codex`` lead or children)."""
+    if provider == "docker" and "codex" in (lead, child):
         return ("docker", str(AGENT_COMPOSE))
     return ("docker", str(DOCKER_COMPOSE)) if provider == "docker" else provider
 
@@ -210,6 +217,21 @@ def _sandbox(value: Any) -> str:
     return str(value)
 
 
+def _child(value: Any, sandbox: str, lead: str) -> str:
+    if value not in FANOUT_CHILDREN:
+        raise ConfigError(
+            f"fanout.child: expected one of {', '.join(FANOUT_CHILDREN)} (the members a worker "
+            f"lead spawns), got {value!r}"
+        )
+    if value == "codex" and (sandbox != "docker" or lead != "worker"):
+        raise ConfigError(
+            "fanout.child: Codex CLI children run in the agent image's containers "
+            "(`swarm agent-image`), spawned by a worker lead: they need sandbox=docker and "
+            f"lead=worker, got sandbox={sandbox!r} and lead={lead!r}"
+        )
+    return str(value)
+
+
 _DEMO_MODELS = ("swarm/scripted", "none/none")
 """The eval models ``demo=true`` runs under: the scripted model, or none given."""
 
@@ -255,6 +277,7 @@ def fanout(
     sandbox: str = "bwrap",
     demo: bool = False,
     lead: str = "worker",
+    child: str = "worker",
 ) -> Task:
     """The fan-out eval on one fixture.
 
@@ -272,20 +295,27 @@ def fanout(
             (Inspect's deepagent: children are its background subagents) or ``codex`` (Codex
             CLI: children are its own sub-agents, in its one container; needs
             ``sandbox=docker`` and the agent image), judged by the same rules.
+        child: the members a ``worker`` lead spawns: ``worker`` (``swarm/worker``) or
+            ``codex`` (Codex CLI, each in a container of its own; needs ``sandbox=docker`` and
+            the agent image).
     """
     provider = _sandbox(sandbox)
     kind = _lead(lead, provider)
+    children = _child(child, provider, kind)
     scripted = _demo(demo)
     loaded = load_fixture(fixture)
-    topology = {
-        "deepagent": fanout_deepagent_topology,
-        "codex": fanout_codex_topology,
-    }.get(kind, fanout_topology)
+    if kind == "deepagent":
+        solver = fanout_deepagent_topology(loaded)
+    elif kind == "codex":
+        solver = fanout_codex_topology(loaded)
+    else:
+        codex = member("swarm/codex", bridged="sandbox") if children == "codex" else None
+        solver = fanout_topology(loaded, child=codex)
     return Task(
         dataset=[fanout_sample(loaded)],
-        solver=topology(loaded),
+        solver=solver,
         scorer=fanout_rubric(fixture=fixture, spawn_factor=spawn_factor),
-        sandbox=sandbox_spec(provider, kind),
-        model=demo_model(loaded, kind) if scripted else None,
+        sandbox=sandbox_spec(provider, kind, children),
+        model=demo_model(loaded, kind, children) if scripted else None,
         name=f"fanout-{loaded.name}",
     )
