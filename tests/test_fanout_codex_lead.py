@@ -9,6 +9,7 @@ import pytest
 
 from swarm import ConfigError
 from swarm.plugins.scorers.fanout import child_aliases, credit_reads, fanout, load_fixture
+from swarm.plugins.scorers.fanout._demo import demo_model
 from swarm.plugins.scorers.fanout._readlog import FileRead, Reads
 from swarm.plugins.scorers.fanout._subagents import Ran, named_shard, names_path
 
@@ -106,9 +107,13 @@ def test_codex_children_need_docker_and_a_worker_lead() -> None:
         "fanout.child: expected one of worker, codex (the members a worker lead spawns), "
         "got 'claude'"
     )
-    task = fanout(child="codex", sandbox="docker", demo=True)
+    task = fanout(child="codex", sandbox="docker")
     assert task.sandbox is not None
     assert str(task.sandbox.config).endswith("agent_image/compose.yaml")
+    # the keyless demonstration's children play their scripts as Codex does
+    scripts = demo_model(FIXTURE, "worker", "codex").api.scripts  # type: ignore[attr-defined]
+    played = [s.tool or s.reply for s in scripts[FIRST.worker]]
+    assert played == ["exec_command", "send_message", str(FIRST.expected)]
 
 
 def test_swarm_fanout_names_the_option_a_codex_run_lacks(tmp_path: object) -> None:
