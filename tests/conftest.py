@@ -153,9 +153,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     clean run), so that a killed mutant is found killed as soon as possible."""
     docker = [item for item in items if _uses_docker(item.nodeid)]
     astray = [
-        item.nodeid
-        for item in items
-        if "docker_engine" in getattr(item, "fixturenames", ()) and item not in docker
+        item.nodeid for item in items if docker_turns.takes_turns(item) and item not in docker
     ]
     if astray:  # on another worker it would wait for the Docker worker's turns, doing nothing
         raise pytest.UsageError(
@@ -231,10 +229,15 @@ def _leftovers() -> set[str]:
 
 
 @pytest.fixture
-def docker_engine() -> Iterator[None]:
+def docker_engine(request: pytest.FixtureRequest) -> Iterator[None]:
     """Skips without an engine (saying why); fails a test that left a container or volume.
     Docker tests take turns on the machine (``docker_turns``, before the test's timeout
     starts), so what is left is the test's own."""
+    if not docker_turns.holds_turn(request.node):
+        pytest.fail(
+            "docker_engine was asked for at run time by a test without the `docker` mark, so "
+            "it would run containers without its turn on the engine: mark it pytest.mark.docker"
+        )
     why = _engine()
     if why is not None:
         pytest.skip(why)

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import docker_turns
+import pytest
 
 INNER = """
 import os
@@ -24,6 +25,12 @@ def docker_engine():
 
 
 def test_with_the_engine(docker_engine):
+    Path(os.environ["RAN"], "with").write_text("ran")
+
+
+@pytest.mark.docker
+def test_asking_at_run_time(request):
+    request.getfixturevalue("docker_engine")
     Path(os.environ["RAN"], "with").write_text("ran")
 
 
@@ -43,7 +50,7 @@ def _waiting_on(lock: Path) -> bool:
 
 
 def _pytest(tmp_path: Path, lock: Path, *selection: str) -> subprocess.Popen[str]:
-    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    docker: takes turns\n")
     (tmp_path / "test_inner.py").write_text(INNER)
     ran = tmp_path / "ran"
     ran.mkdir(exist_ok=True)
@@ -60,11 +67,17 @@ def _pytest(tmp_path: Path, lock: Path, *selection: str) -> subprocess.Popen[str
     )
 
 
-def test_a_docker_test_waits_for_its_turn_and_the_wait_is_not_its_time(tmp_path: Path) -> None:
+@pytest.mark.parametrize("inner", ["test_with_the_engine", "test_asking_at_run_time"])
+def test_a_docker_test_waits_for_its_turn_and_the_wait_is_not_its_time(
+    tmp_path: Path, inner: str
+) -> None:
+    """A test asking for the engine as an argument, or at run time with the ``docker`` mark
+    (the fan-out's docker cases: before the mark they ran without a turn, and two runs side by
+    side removed each other's containers)."""
     lock = tmp_path / "docker.lock"
     with lock.open("a") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
-        run = _pytest(tmp_path, lock, "test_inner.py::test_with_the_engine")
+        run = _pytest(tmp_path, lock, f"test_inner.py::{inner}")
         deadline = time.monotonic() + 60
         while not _waiting_on(lock):
             assert run.poll() is None, run.communicate()[0]

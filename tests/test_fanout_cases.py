@@ -33,7 +33,7 @@ from tests.fanout_cases import (
 FIXTURES = ("json-events", "csv-metrics")
 
 
-DOCKER = pytest.mark.timeout(300)  # eight containers and their watchers start and stop
+DOCKER = [pytest.mark.timeout(300), pytest.mark.docker]  # eight containers and their watchers
 
 
 def _provider(request: pytest.FixtureRequest, name: str) -> str:
@@ -66,7 +66,7 @@ SCENARIO_RUNS = [
 @pytest.mark.parametrize(
     ("provider_name", "fixture", "scenario"),
     [
-        pytest.param(*run, id="-".join(run), marks=[DOCKER] if run[0] == "docker" else [])
+        pytest.param(*run, id="-".join(run), marks=DOCKER if run[0] == "docker" else [])
         for run in SCENARIO_RUNS
     ],
 )
