@@ -548,10 +548,13 @@ def step_index(messages: Sequence[Said], steps: Sequence[Step]) -> int:
     the agent after its first turn (an agent CLI's news: a Codex sub-agent's notification)
     hold every text yet."""
     index, repeats, seen = 0, 0, ""
-    first = next((i for i, m in enumerate(messages) if m.role == "assistant"), len(messages))
+    news = ""  # what reached the agent as a user message after its first turn, so far
+    started = False
     for at, m in enumerate(messages):
         if m.role != "assistant":
+            news += f"{m.text}\n" if started and m.role == "user" else ""
             continue
+        started = True
         step = steps[index] if index < len(steps) else None
         if step is None or not step.until:
             index += 1
@@ -559,10 +562,8 @@ def step_index(messages: Sequence[Said], steps: Sequence[Step]) -> int:
         repeats += 1
         results = _results(messages, at)
         seen += "\n".join(r.text for r in results) + "\n"
-        # news: what reached the agent as a user message after its first turn, up to now
-        arrived = messages[first + 1 : at + 1 + len(results)]
-        news = "\n".join(r.text for r in arrived if r.role == "user")
-        if repeats >= MAX_REPEATS or all(text in seen or text in news for text in step.until):
+        arrived = news + "\n".join(r.text for r in results if r.role == "user")
+        if repeats >= MAX_REPEATS or all(text in seen or text in arrived for text in step.until):
             index, repeats, seen = index + 1, 0, ""
     return index
 
