@@ -135,7 +135,11 @@ def paths_named(text: str) -> set[str]:
 def names_path(text: str, path: str) -> bool:
     """Whether ``text`` names ``path``: a word of it is the path, or ends with ``/<path>``
     (``/workspace/shards/a.jsonl`` names ``shards/a.jsonl``)."""
-    return any(w == path or w.endswith(f"/{path}") for w in paths_named(text))
+    return _among(paths_named(text), path)
+
+
+def _among(words: set[str], path: str) -> bool:
+    return any(w == path or w.endswith(f"/{path}") for w in words)
 
 
 def named_shard(prompt: str, aliases: Mapping[str, str]) -> str | None:
@@ -330,14 +334,14 @@ def credit_reads(reads: Reads | None, ran: Sequence[Ran]) -> Reads | None:
     stays the member's.  Such a run is not isolated, so it is never ``resolved``."""
     if reads is None or not ran:
         return reads
-    asked: dict[str, list[Ran]] = {}
-    for r in ran:
-        asked.setdefault(r.member, []).append(r)
+    asked: dict[str, list[tuple[Ran, set[str]]]] = {}
+    for r in ran:  # each call's path-like words read once, not once per read entry
+        asked.setdefault(r.member, []).append((r, paths_named(r.text)))
     entries = []
     credited: dict[str, Any] = {}
     for e in reads.entries:
         asks = [
-            r for r in asked.get(e.member, ()) if r.time <= e.time and names_path(r.text, e.path)
+            r for r, words in asked.get(e.member, ()) if r.time <= e.time and _among(words, e.path)
         ]
         if e.op in READ_OPS and asks:
             latest = max(r.time for r in asks)
